@@ -1,0 +1,140 @@
+#pragma once
+// atomic_ref and fences for both backends.
+//
+// On the GPU this is cuda::atomic_ref at device scope (libcu++); on the host it
+// is std::atomic_ref, so that many host threads racing on a table exercise the
+// same algorithm with real concurrency (and ThreadSanitizer sees every access).
+#include <atomic>
+#include <type_traits>
+
+#include "warpkv/core/config.hpp"
+#include "warpkv/core/memory_order.hpp"
+
+#if WARPKV_HAS_CUDA
+#include <cuda/atomic>
+#endif
+
+namespace warpkv {
+
+namespace detail {
+inline std::memory_order to_std(memory_order o) {
+  switch (o) {
+    case memory_order::relaxed: return std::memory_order_relaxed;
+    case memory_order::acquire: return std::memory_order_acquire;
+    case memory_order::release: return std::memory_order_release;
+    case memory_order::acq_rel: return std::memory_order_acq_rel;
+    default: return std::memory_order_seq_cst;
+  }
+}
+// Failure order of a compare-exchange may not be release/acq_rel.
+inline std::memory_order failure_std(memory_order o) {
+  switch (o) {
+    case memory_order::release:
+    case memory_order::relaxed: return std::memory_order_relaxed;
+    case memory_order::acq_rel:
+    case memory_order::acquire: return std::memory_order_acquire;
+    default: return std::memory_order_seq_cst;
+  }
+}
+#if WARPKV_HAS_CUDA
+__host__ __device__ inline cuda::std::memory_order to_cuda(memory_order o) {
+  switch (o) {
+    case memory_order::relaxed: return cuda::std::memory_order_relaxed;
+    case memory_order::acquire: return cuda::std::memory_order_acquire;
+    case memory_order::release: return cuda::std::memory_order_release;
+    case memory_order::acq_rel: return cuda::std::memory_order_acq_rel;
+    default: return cuda::std::memory_order_seq_cst;
+  }
+}
+__host__ __device__ inline cuda::std::memory_order failure_cuda(memory_order o) {
+  switch (o) {
+    case memory_order::release:
+    case memory_order::relaxed: return cuda::std::memory_order_relaxed;
+    case memory_order::acq_rel:
+    case memory_order::acquire: return cuda::std::memory_order_acquire;
+    default: return cuda::std::memory_order_seq_cst;
+  }
+}
+#endif
+}  // namespace detail
+
+/// A reference that makes every access to *p atomic. T: 4- or 8-byte integer.
+template <class T>
+class atomic_ref {
+  static_assert(std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                "warpkv::atomic_ref supports 4- and 8-byte integers");
+
+ public:
+  WARPKV_HD explicit atomic_ref(T& object) : p_(&object) {}
+
+  WARPKV_HD T load(memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().load(detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).load(detail::to_std(o));
+#endif
+  }
+  WARPKV_HD void store(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    dev().store(v, detail::to_cuda(o));
+#else
+    std::atomic_ref<T>(*p_).store(v, detail::to_std(o));
+#endif
+  }
+  /// Strong CAS; on failure `expected` receives the current value.
+  WARPKV_HD bool compare_exchange(T& expected, T desired, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().compare_exchange_strong(expected, desired, detail::to_cuda(o), detail::failure_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).compare_exchange_strong(expected, desired, detail::to_std(o),
+                                                           detail::failure_std(o));
+#endif
+  }
+  WARPKV_HD T exchange(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().exchange(v, detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).exchange(v, detail::to_std(o));
+#endif
+  }
+  WARPKV_HD T fetch_add(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().fetch_add(v, detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).fetch_add(v, detail::to_std(o));
+#endif
+  }
+  WARPKV_HD T fetch_or(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().fetch_or(v, detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).fetch_or(v, detail::to_std(o));
+#endif
+  }
+  WARPKV_HD T fetch_and(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().fetch_and(v, detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).fetch_and(v, detail::to_std(o));
+#endif
+  }
+
+ private:
+#if WARPKV_HAS_CUDA
+  __device__ cuda::atomic_ref<T, cuda::thread_scope_device> dev() const {
+    return cuda::atomic_ref<T, cuda::thread_scope_device>(*p_);
+  }
+#endif
+  T* p_;
+};
+
+/// A fence at device scope (GPU) or process scope (host).
+WARPKV_HD inline void atomic_thread_fence(memory_order o) {
+#if WARPKV_DEVICE_PASS
+  cuda::atomic_thread_fence(detail::to_cuda(o), cuda::thread_scope_device);
+#else
+  std::atomic_thread_fence(detail::to_std(o));
+#endif
+}
+
+}  // namespace warpkv

@@ -1,0 +1,26 @@
+#pragma once
+// Compilation-mode switches shared by every warpkv header.
+//
+// WARPKV_HD marks functions that run on both backends: the GPU (when the
+// translation unit is compiled by nvcc) and host threads that emulate lanes.
+// WARPKV_DEVICE_PASS is true only while nvcc compiles device code; it selects
+// the CUDA implementation of tiles and atomics inside WARPKV_HD functions.
+#if defined(__CUDACC__)
+#define WARPKV_HD __host__ __device__
+#define WARPKV_HAS_CUDA 1
+#else
+#define WARPKV_HD
+#define WARPKV_HAS_CUDA 0
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define WARPKV_DEVICE_PASS 1
+#else
+#define WARPKV_DEVICE_PASS 0
+#endif
+
+#if defined(__CUDACC__)
+#define WARPKV_FORCEINLINE __forceinline__
+#else
+#define WARPKV_FORCEINLINE inline __attribute__((always_inline))
+#endif

@@ -1,0 +1,122 @@
+#pragma once
+// Runs a kernel body over a grid of tiles, on the GPU or on a host thread pool.
+//
+// A body is a copyable object with
+//   using accumulator = ...;                        // per-lane state, default-constructed
+//   template <class Tile> WARPKV_HD void operator()(const Tile&, std::size_t tile_index, accumulator&) const;
+//   template <class Tile> WARPKV_HD void flush(const Tile&, accumulator&) const;  // once per lane at the end
+// Every lane of a tile calls operator() with the same tile_index; tiles run concurrently.
+// `simple_body` adapts a plain callable (tile, tile_index).
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "warpkv/core/config.hpp"
+#include "warpkv/core/cuda_check.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/tile.hpp"
+
+namespace warpkv {
+
+struct no_accumulator {};
+
+template <class F>
+struct simple_body {
+  using accumulator = no_accumulator;
+  F f;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i, accumulator&) const {
+    f(t, i);
+  }
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator&) const {}
+};
+
+namespace detail {
+
+template <int N, class Body>
+void launch_host(std::size_t num_tiles, const Body& body, unsigned concurrent_tiles) {
+  if (num_tiles == 0) return;
+  const std::size_t tiles = std::min<std::size_t>(concurrent_tiles == 0 ? 1 : concurrent_tiles, num_tiles);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::unique_ptr<host_tile_state>> states;
+  states.reserve(tiles);
+  for (std::size_t i = 0; i < tiles; ++i) states.push_back(std::make_unique<host_tile_state>(N));
+  {
+    std::vector<std::jthread> lanes;
+    lanes.reserve(tiles * N);
+    for (std::size_t t = 0; t < tiles; ++t) {
+      for (unsigned r = 0; r < static_cast<unsigned>(N); ++r) {
+        lanes.emplace_back([&, t, r] {
+          host_tile<N> tile(states[t].get(), r);
+          typename Body::accumulator acc{};
+          for (;;) {
+            std::size_t idx = 0;
+            if (r == 0) idx = next.fetch_add(1, std::memory_order_relaxed);
+            idx = tile.shfl(idx, 0);
+            if (idx >= num_tiles) break;
+            body(tile, idx, acc);
+          }
+          body.flush(tile, acc);
+        });
+      }
+    }
+  }  // jthreads join here
+}
+
+#if WARPKV_HAS_CUDA
+constexpr int block_threads = 256;
+
+template <int N, class Body>
+__global__ void __launch_bounds__(block_threads) tile_kernel(Body body, std::size_t num_tiles) {
+  namespace cg = cooperative_groups;
+  auto cg_tile = cg::tiled_partition<N>(cg::this_thread_block());
+  cuda_tile<N> tile(cg_tile);
+  constexpr std::size_t tiles_per_block = block_threads / N;
+  typename Body::accumulator acc{};
+  for (std::size_t idx = blockIdx.x * tiles_per_block + cg_tile.meta_group_rank(); idx < num_tiles;
+       idx += static_cast<std::size_t>(gridDim.x) * tiles_per_block) {
+    body(tile, idx, acc);
+  }
+  body.flush(tile, acc);
+}
+
+template <int N, class Body>
+void launch_cuda(std::size_t num_tiles, const Body& body, cudaStream_t stream) {
+  if (num_tiles == 0) return;
+  static int resident_blocks = [] {
+    int dev = 0, sms = 0, per_sm = 0;
+    WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+    WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    WARPKV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tile_kernel<N, Body>, block_threads, 0));
+    return sms * (per_sm > 0 ? per_sm : 1);
+  }();
+  constexpr std::size_t tiles_per_block = block_threads / N;
+  const std::size_t wanted = (num_tiles + tiles_per_block - 1) / tiles_per_block;
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(resident_blocks)));
+  tile_kernel<N, Body><<<grid, block_threads, 0, stream>>>(body, num_tiles);
+  WARPKV_CUDA_CHECK_LAUNCH("tile_kernel launch");
+}
+#endif
+
+}  // namespace detail
+
+/// Runs `body` over `num_tiles` tiles of N lanes on `ex`'s backend.
+/// Stream-ordered on the GPU; returns after completion on the host backend.
+template <int N, class Body>
+void launch(const execution& ex, std::size_t num_tiles, const Body& body) {
+  static_assert(valid_tile_size<N>, "tile size must be 1, 2, 4, 8, 16 or 32");
+  if (ex.where == backend::cuda) {
+#if WARPKV_HAS_CUDA
+    detail::launch_cuda<N>(num_tiles, body, ex.stream);
+#else
+    throw error(errc::unsupported, "warpkv: this translation unit was not compiled with CUDA");
+#endif
+  } else {
+    detail::launch_host<N>(num_tiles, body, ex.concurrent_host_tiles());
+  }
+}
+
+}  // namespace warpkv

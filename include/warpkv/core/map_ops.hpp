@@ -1,0 +1,79 @@
+#pragma once
+// Operation functors of the bulk map API, written once against the device-ref
+// interface every warpkv map offers (insert, insert_or_assign, find, erase with
+// a tile). launch_batch runs them; a structure's bulk API only picks one.
+#include <cstddef>
+
+#include "warpkv/core/config.hpp"
+#include "warpkv/core/status.hpp"
+
+namespace warpkv::detail {
+
+template <class Ref, class Key, class Value>
+struct insert_op {
+  Ref ref;
+  const Key* keys;
+  const Value* values;
+  bool or_assign;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    return or_assign ? ref.insert_or_assign(t, keys[i], values[i]) : ref.insert(t, keys[i], values[i]);
+  }
+};
+
+template <class Ref, class Key, class Value>
+struct find_op {
+  Ref ref;
+  const Key* keys;
+  Value* values_out;  // may be null
+  bool* found_out;    // may be null
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    Value v{};
+    const status s = ref.find(t, keys[i], &v);
+    if (t.thread_rank() == 0) {
+      if (values_out != nullptr) values_out[i] = s == status::found ? v : Value{};
+      if (found_out != nullptr) found_out[i] = s == status::found;
+    }
+    return s;
+  }
+};
+
+template <class Ref, class Key>
+struct erase_op {
+  Ref ref;
+  const Key* keys;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    return ref.erase(t, keys[i]);
+  }
+};
+
+/// A mixed batch: operation i is ops[i] on keys[i] (with values[i] for inserts);
+/// finds write values_out[i] (Value{} on a miss) when values_out is not null.
+template <class Ref, class Key, class Value>
+struct execute_op {
+  Ref ref;
+  const op* ops;
+  const Key* keys;
+  const Value* values;
+  Value* values_out;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    switch (ops[i]) {
+      case op::insert: return ref.insert(t, keys[i], values[i]);
+      case op::insert_or_assign: return ref.insert_or_assign(t, keys[i], values[i]);
+      case op::erase: return ref.erase(t, keys[i]);
+      case op::find:
+      case op::contains: {
+        Value v{};
+        const status s = ref.find(t, keys[i], &v);
+        if (values_out != nullptr && t.thread_rank() == 0) values_out[i] = s == status::found ? v : Value{};
+        return s;
+      }
+      default: return status::invalid_key;  // an op code outside the enum is refused, never guessed
+    }
+  }
+};
+
+}  // namespace warpkv::detail

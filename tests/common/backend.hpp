@@ -1,0 +1,43 @@
+#pragma once
+// Which backend the test binaries exercise: WARPKV_TEST_BACKEND=host (default) or cuda.
+// scripts/gpu-check runs every suite with cuda; without a GPU those runs skip, saying why.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "warpkv/core/execution.hpp"
+
+namespace warpkv::testing {
+
+inline std::string requested_backend() {
+  const char* b = std::getenv("WARPKV_TEST_BACKEND");
+  return b == nullptr ? "host" : b;
+}
+
+/// The execution to test on, or nullopt (with the reason in *why) when it is unavailable.
+inline std::optional<execution> test_execution(std::string* why) {
+  if (requested_backend() == "cuda") {
+    if (!cuda_available()) {
+      *why = "WARPKV_TEST_BACKEND=cuda but no CUDA device is available (or this build has no CUDA backend)";
+      return std::nullopt;
+    }
+    return execution::gpu();
+  }
+  return execution::host();
+}
+
+/// Scale of randomized tests: WARPKV_TEST_SCALE (default 1; sanitizer runs use less).
+inline double test_scale() {
+  const char* s = std::getenv("WARPKV_TEST_SCALE");
+  return s == nullptr ? 1.0 : std::atof(s);
+}
+
+}  // namespace warpkv::testing
+
+#define WARPKV_TEST_EXECUTION(var)                                  \
+  std::string warpkv_skip_reason_;                                   \
+  auto var##_opt = ::warpkv::testing::test_execution(&warpkv_skip_reason_); \
+  if (!var##_opt) GTEST_SKIP() << warpkv_skip_reason_;               \
+  const ::warpkv::execution var = *var##_opt

@@ -1,0 +1,268 @@
+#pragma once
+// The typed test suite every warpkv map runs. A map gets it with one line:
+//   INSTANTIATE_TYPED_TEST_SUITE_P(Name, MapSuite, ::testing::Types<my_map<...>, ...>);
+// A map type must offer: Map(capacity_hint, typename Map::config_type, execution),
+// the host-span bulk API (insert, insert_or_assign, find, erase, execute), size(),
+// capacity(), retrieve_all(), clear(), validate() (empty string when consistent).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.hpp"
+#include "linearizability.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/status.hpp"
+
+namespace warpkv::testing {
+
+template <class V>
+V make_value(std::uint64_t id) {
+  if constexpr (std::is_floating_point_v<V>) {
+    return static_cast<V>(id % (1u << 23)) + static_cast<V>(0.5);  // exact and distinct below 2^23
+  } else {
+    return static_cast<V>(id);
+  }
+}
+
+/// Keys 1..range mapped through a fixed odd multiplier so they are spread and never the sentinel.
+template <class K>
+K make_key(std::uint64_t i) {
+  using U = std::make_unsigned_t<K>;
+  const U u = static_cast<U>(i * 0x9e3779b1ull + 12345u) & (std::numeric_limits<U>::max() >> 2);
+  return static_cast<K>(u);
+}
+
+template <class Map>
+class MapSuite : public ::testing::Test {
+ protected:
+  using K = typename Map::key_type;
+  using V = typename Map::mapped_type;
+
+  static Map make(std::size_t capacity, const execution& ex, double max_lf = 0.9) {
+    typename Map::config_type cfg{};
+    cfg.max_load_factor = max_lf;
+    return Map(capacity, cfg, ex);
+  }
+  static std::unordered_map<K, V> contents(const Map& m) {
+    auto [keys, values] = m.retrieve_all();
+    std::unordered_map<K, V> out;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_TRUE(out.emplace(keys[i], values[i]).second) << "duplicate key " << +keys[i];
+    }
+    return out;
+  }
+  // Host tiles of many lanes are emulated by that many threads meeting at barriers: slow on a
+  // 2-core CI machine, so wide tiles get proportionally smaller randomized runs there.
+  static std::size_t scaled(std::size_t n) {
+    const double width = Map::tile_size >= 16 ? 8.0 : Map::tile_size >= 8 ? 3.0 : 1.0;
+    return std::max<std::size_t>(16, static_cast<std::size_t>(static_cast<double>(n) * test_scale() / width));
+  }
+};
+
+TYPED_TEST_SUITE_P(MapSuite);
+
+// Random batches of distinct keys (so every op's result is determined) against std::unordered_map.
+TYPED_TEST_P(MapSuite, MatchesSequentialModel) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto map = TestFixture::make(64, ex);  // small: growth happens along the way
+    std::unordered_map<K, V> model;
+    std::uint64_t next_value = 1;
+    const std::size_t range = TestFixture::scaled(3000);
+    for (int round = 0; round < 12; ++round) {
+      std::vector<std::uint64_t> ids(range);
+      for (std::size_t i = 0; i < range; ++i) ids[i] = i + 1;
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const std::size_t n = TestFixture::scaled(400 + 40 * round);
+      std::vector<op> ops(n);
+      std::vector<K> keys(n);
+      std::vector<V> values(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ops[i] = static_cast<op>(rng() % 5);
+        keys[i] = make_key<K>(ids[i]);
+        values[i] = make_value<V>(next_value++);
+      }
+      if (round % 3 == 0) keys[n / 2] = map.empty_key();  // the sentinel is refused, not stored
+      std::vector<V> out;
+      const auto st = map.execute(ops, keys, values, out);
+      for (std::size_t i = 0; i < n; ++i) {
+        const K k = keys[i];
+        const auto it = model.find(k);
+        const bool present = it != model.end();
+        status want{};
+        if (k == map.empty_key()) {
+          want = status::invalid_key;
+        } else {
+          switch (ops[i]) {
+            case op::insert:
+              want = present ? status::found : status::inserted;
+              if (!present) model.emplace(k, values[i]);
+              break;
+            case op::insert_or_assign:
+              want = present ? status::assigned : status::inserted;
+              model[k] = values[i];
+              break;
+            case op::erase:
+              want = present ? status::erased : status::not_found;
+              model.erase(k);
+              break;
+            case op::find:
+            case op::contains:
+              want = present ? status::found : status::not_found;
+              if (present) {
+                ASSERT_TRUE(same_bits(out[i], it->second)) << "seed " << seed << " key " << +k;
+              }
+              break;
+          }
+        }
+        ASSERT_EQ(st[i], want) << "seed " << seed << " round " << round << " op " << to_string(ops[i]) << " key " << +k;
+      }
+      ASSERT_EQ(map.size(), model.size());
+    }
+    const auto got = TestFixture::contents(map);
+    ASSERT_EQ(got.size(), model.size());
+    for (const auto& [k, v] : model) {
+      const auto it = got.find(k);
+      ASSERT_NE(it, got.end()) << "lost key " << +k;
+      ASSERT_TRUE(same_bits(it->second, v));
+    }
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
+// Mixed batches with heavy key overlap on racing tiles; each batch must be linearizable per key.
+TYPED_TEST_P(MapSuite, ConcurrentMixedBatchesAreLinearizable) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  const std::size_t ranges[] = {4, 100, 1000, 10000};  // 4 = a few very hot keys
+  const int mixes[][3] = {{20, 20, 60}, {40, 40, 20}, {30, 10, 60}};
+  std::uint64_t next_value = 1;
+  for (std::size_t range : ranges) {
+    for (const auto& mix : mixes) {
+      std::mt19937_64 rng(range * 131 + static_cast<std::uint64_t>(mix[0]));
+      auto map = TestFixture::make(range / 4 + 16, ex);
+      std::unordered_map<K, V> state;
+      for (int batch = 0; batch < 3; ++batch) {
+        const std::size_t n = TestFixture::scaled(ex.where == backend::cuda ? 200000 : 6000);
+        std::vector<op> ops(n);
+        std::vector<K> keys(n);
+        std::vector<V> values(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const int r = static_cast<int>(rng() % 100);
+          const bool upsert = rng() % 2 == 0;
+          ops[i] = r < mix[0] ? (upsert ? op::insert_or_assign : op::insert) : r < mix[0] + mix[1] ? op::erase : op::find;
+          keys[i] = make_key<K>(1 + rng() % range);
+          values[i] = make_value<V>(next_value++);
+        }
+        std::vector<V> out;
+        const auto st = map.execute(ops, keys, values, out);
+        const auto after = TestFixture::contents(map);
+        const auto verdict = check_linearizable<K, V>(ops, keys, values, st, out, state, after);
+        ASSERT_FALSE(verdict.has_value()) << "range " << range << " mix " << mix[0] << "/" << mix[1] << ": " << *verdict;
+        ASSERT_EQ(map.size(), after.size());
+        ASSERT_EQ(map.validate(), "");
+        state = after;
+      }
+    }
+  }
+}
+
+TYPED_TEST_P(MapSuite, HighLoadFactorKeepsEveryKey) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  for (double lf : {0.5, 0.8, 0.9, 0.95}) {
+    auto map = TestFixture::make(TestFixture::scaled(ex.where == backend::cuda ? (1u << 20) : 12000), ex, lf);
+    const std::size_t n = static_cast<std::size_t>(lf * static_cast<double>(map.capacity()));
+    std::vector<K> keys(n);
+    std::vector<V> values(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<K>(i + 1), values[i] = make_value<V>(i + 7);
+    const auto st = map.insert(keys, values);
+    ASSERT_EQ(std::count(st.begin(), st.end(), status::inserted), static_cast<long>(n));
+    ASSERT_LE(map.load_factor(), lf + 1e-9);
+    std::vector<V> out;
+    const auto fs = map.find(keys, out);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(fs[i], status::found) << "lf " << lf;
+      ASSERT_TRUE(same_bits(out[i], values[i]));
+    }
+    // Erase every other key, then look for all of them.
+    std::vector<K> half;
+    for (std::size_t i = 0; i < n; i += 2) half.push_back(keys[i]);
+    const auto es = map.erase(half);
+    ASSERT_EQ(std::count(es.begin(), es.end(), status::erased), static_cast<long>(half.size()));
+    const auto fs2 = map.find(keys, out);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(fs2[i], i % 2 == 0 ? status::not_found : status::found);
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
+TYPED_TEST_P(MapSuite, SentinelIsRejected) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = TestFixture::make(100, ex);
+  const K bad = map.empty_key();
+  const std::vector<K> keys{make_key<K>(1), bad, make_key<K>(2)};
+  const std::vector<V> values{make_value<V>(1), make_value<V>(2), make_value<V>(3)};
+  const auto st = map.insert(keys, values);
+  EXPECT_EQ(st[0], status::inserted);
+  EXPECT_EQ(st[1], status::invalid_key);
+  EXPECT_EQ(st[2], status::inserted);
+  EXPECT_EQ(map.size(), 2u);
+  std::vector<V> out;
+  EXPECT_EQ(map.find(keys, out)[1], status::invalid_key);
+  EXPECT_EQ(map.erase(keys)[1], status::invalid_key);
+  EXPECT_EQ(map.validate(), "");
+
+  typename TypeParam::config_type cfg{};
+  cfg.throw_on_invalid_key = true;
+  TypeParam strict(100, cfg, ex);
+  try {
+    strict.insert(keys, values);
+    FAIL() << "expected warpkv::error";
+  } catch (const warpkv::error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_key);
+  }
+  EXPECT_THROW(TypeParam(100, [] { typename TypeParam::config_type c{}; c.max_load_factor = 1.5; return c; }(), ex),
+               warpkv::error);
+}
+
+TYPED_TEST_P(MapSuite, GrowsFromTinyCapacityWithoutLosingInserts) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = TestFixture::make(1, ex);
+  const std::size_t n = TestFixture::scaled(20000);
+  std::vector<K> keys(n);
+  std::vector<V> values(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<K>(i + 1), values[i] = make_value<V>(i + 3);
+  // In chunks, with upserts mixed in, so growth happens between and inside batches.
+  for (std::size_t at = 0; at < n; at += n / 5) {
+    const std::size_t len = std::min(n / 5, n - at);
+    const auto st = map.insert_or_assign(std::span<const K>(keys).subspan(at, len), std::span<const V>(values).subspan(at, len));
+    ASSERT_EQ(std::count(st.begin(), st.end(), status::inserted), static_cast<long>(len));
+  }
+  ASSERT_EQ(map.size(), n);
+  std::vector<V> out;
+  const auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(fs[i], status::found);
+  map.clear();
+  EXPECT_EQ(map.size(), 0u);
+  EXPECT_EQ(map.find(keys, out)[0], status::not_found);
+  ASSERT_EQ(map.validate(), "");
+}
+
+REGISTER_TYPED_TEST_SUITE_P(MapSuite, MatchesSequentialModel, ConcurrentMixedBatchesAreLinearizable,
+                            HighLoadFactorKeepsEveryKey, SentinelIsRejected, GrowsFromTinyCapacityWithoutLosingInserts);
+
+}  // namespace warpkv::testing

@@ -1,0 +1,170 @@
+// hopscotch_map: the shared typed suite, plus tests aimed at hopscotch's own hazards:
+// displacement while finds run, adversarial collisions, wrap-around, small neighborhoods.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "../common/map_suite.hpp"
+#include "warpkv/hopscotch/hopscotch_map.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+using Maps = ::testing::Types<hopscotch_map<std::uint32_t, std::uint32_t, 4>, hopscotch_map<std::uint64_t, std::uint64_t, 1>,
+                              hopscotch_map<std::int32_t, float, 32>, hopscotch_map<std::int64_t, double, 8>,
+                              hopscotch_map<std::uint32_t, std::uint64_t, 2>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Hopscotch, MapSuite, Maps);
+
+using map32 = hopscotch_map<std::uint32_t, std::uint32_t, 4>;
+
+// Keys whose home bucket is `bucket` in a table of this map's current capacity and seed.
+template <class Map>
+std::vector<typename Map::key_type> keys_homed_at(const Map& m, std::size_t bucket, std::size_t count,
+                                                   std::size_t within = 1) {
+  std::vector<typename Map::key_type> out;
+  const auto r = m.ref();
+  for (std::uint64_t k = 1; out.size() < count; ++k) {
+    if (((r.home(static_cast<typename Map::key_type>(k)) - bucket) & (m.capacity() - 1)) < within)
+      out.push_back(static_cast<typename Map::key_type>(k));
+  }
+  return out;
+}
+
+// Long displacement chains (neighborhood 4, load 0.9) while finds of resident keys run in the
+// same batch: a find must never miss a key that a concurrent insert is hopping around.
+TEST(HopscotchRaces, FindsNeverMissKeysBeingDisplaced) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (unsigned h : {4u, 8u, 32u}) {
+    hopscotch_config cfg;
+    cfg.neighborhood = h;
+    cfg.max_load_factor = 1.0;
+    map32 map(1u << 12, cfg, ex);
+    const std::size_t cap = map.capacity();
+    const std::size_t resident = static_cast<std::size_t>(0.6 * static_cast<double>(cap));
+    const std::size_t incoming = static_cast<std::size_t>(0.3 * static_cast<double>(cap));
+    std::vector<std::uint32_t> keys(resident), values(resident);
+    for (std::size_t i = 0; i < resident; ++i) keys[i] = make_key<std::uint32_t>(i + 1), values[i] = static_cast<std::uint32_t>(i);
+    map.insert(keys, values);
+    const std::size_t rehashes_before = map.rehash_count();
+    std::vector<op> ops;
+    std::vector<std::uint32_t> k2, v2;
+    std::mt19937_64 rng(h);
+    for (std::size_t i = 0; i < incoming; ++i) {
+      ops.push_back(op::insert), k2.push_back(make_key<std::uint32_t>(resident + i + 1)), v2.push_back(1);
+      for (int f = 0; f < 3; ++f) {
+        const std::size_t j = rng() % resident;
+        ops.push_back(op::find), k2.push_back(keys[j]), v2.push_back(0);
+      }
+    }
+    std::vector<std::uint32_t> out;
+    const auto st = map.execute(ops, k2, v2, out);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i] == op::find) {
+        ASSERT_EQ(st[i], status::found) << "false miss, neighborhood " << h;
+        ASSERT_EQ(out[i], values[std::find(keys.begin(), keys.end(), k2[i]) - keys.begin()]);
+      } else {
+        ASSERT_EQ(st[i], status::inserted);
+      }
+    }
+    if (map.rehash_count() == rehashes_before) {  // only meaningful if the chains ran in place
+      EXPECT_EQ(map.size(), resident + incoming);
+    }
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
+// Every key hashes to one neighborhood: far more than H keys for one bucket. Growth must
+// re-seed the hash (more capacity alone cannot split identical homes) and keep every key.
+TEST(HopscotchGrowth, AdversarialCollisionsEndWithEveryKeyPresent) {
+  WARPKV_TEST_EXECUTION(ex);
+  map32 map(1000, {}, ex);
+  const auto keys = keys_homed_at(map, 17, 120);
+  std::vector<std::uint32_t> values(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 3);
+  const auto st = map.insert(keys, values);
+  for (auto s : st) ASSERT_EQ(s, status::inserted);
+  EXPECT_GT(map.rehash_count(), 0u);
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(fs[i], status::found);
+    ASSERT_EQ(out[i], values[i]);
+  }
+  ASSERT_EQ(map.validate(), "");
+}
+
+// Neighborhoods that run past the last slot wrap to the first.
+TEST(HopscotchLayout, NeighborhoodsWrapAroundTheEnd) {
+  WARPKV_TEST_EXECUTION(ex);
+  hopscotch_config cfg;
+  cfg.max_load_factor = 1.0;
+  map32 map(256, cfg, ex);
+  const std::size_t cap = map.capacity();
+  const auto keys = keys_homed_at(map, cap - 3, 40, 3);  // homes in the last 3 buckets
+  std::vector<std::uint32_t> values(keys.size(), 5);
+  const auto st = map.insert(keys, values);
+  for (auto s : st) ASSERT_EQ(s, status::inserted);
+  ASSERT_EQ(map.capacity(), cap) << "test needs the table not to grow";
+  std::vector<std::uint32_t> out;
+  for (auto s : map.find(keys, out)) ASSERT_EQ(s, status::found);
+  const auto half = std::vector<std::uint32_t>(keys.begin(), keys.begin() + 20);
+  for (auto s : map.erase(half)) ASSERT_EQ(s, status::erased);
+  const auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], i < 20 ? status::not_found : status::found);
+  ASSERT_EQ(map.validate(), "");
+}
+
+// Growth triggered inside a mixed batch: the full inserts are re-run after the rehash while
+// the batch's other results stand.
+TEST(HopscotchGrowth, GrowthInsideMixedBatch) {
+  WARPKV_TEST_EXECUTION(ex);
+  map32 map(64, {}, ex);
+  std::vector<op> ops;
+  std::vector<std::uint32_t> keys, values;
+  for (std::uint32_t i = 0; i < 5000; ++i) {
+    ops.push_back(i % 5 == 4 ? op::find : op::insert);
+    keys.push_back(make_key<std::uint32_t>(i % 5 == 4 ? i - 4 : i));
+    values.push_back(i);
+  }
+  std::vector<std::uint32_t> out;
+  const auto st = map.execute(ops, keys, values, out);
+  std::size_t inserted = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    ASSERT_NE(st[i], status::full);
+    if (ops[i] == op::insert) {
+      ASSERT_EQ(st[i], status::inserted);
+      ++inserted;
+    } else if (st[i] == status::found) {
+      ASSERT_EQ(out[i], values[i - 4]);
+    }
+  }
+  EXPECT_GT(map.rehash_count(), 0u);
+  EXPECT_EQ(map.size(), inserted);
+  ASSERT_EQ(map.validate(), "");
+}
+
+TEST(HopscotchApi, RejectsBadArguments) {
+  WARPKV_TEST_EXECUTION(ex);
+  hopscotch_config bad;
+  bad.neighborhood = 33;
+  EXPECT_THROW(map32(10, bad, ex), warpkv::error);
+  bad.neighborhood = 0;
+  EXPECT_THROW(map32(10, bad, ex), warpkv::error);
+  map32 map(10, {}, ex);
+  EXPECT_THROW(map.insert(nullptr, nullptr, 5), warpkv::error);
+  const std::vector<std::uint32_t> k{1, 2};
+  const std::vector<std::uint32_t> v{1};
+  EXPECT_THROW(map.insert(k, v), warpkv::error);
+  std::vector<std::uint32_t> out;
+  EXPECT_TRUE(map.find(std::vector<std::uint32_t>{}, out).empty());
+  // An op code outside the enum is refused per operation, never executed.
+  const std::vector<op> ops{static_cast<op>(9), op::insert};
+  const auto st = map.execute(ops, k, std::vector<std::uint32_t>{1, 2}, out);
+  EXPECT_EQ(st[0], status::invalid_key);
+  EXPECT_EQ(st[1], status::inserted);
+}
+
+}  // namespace
+}  // namespace warpkv::testing
