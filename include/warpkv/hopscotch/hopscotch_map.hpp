@@ -258,7 +258,7 @@ class hopscotch_map {
       if (round >= 64)
         throw error(errc::capacity, "warpkv: hopscotch_map could not place " + std::to_string(part[status::full]) +
                                         " keys after 64 growth rounds");
-      grow();
+      grow(part[status::full]);
       const std::uint64_t was_full = part[status::full];
       part = launch_batch<TileSize>(ex_, n, make(ref()), out, /*only_full=*/true);
       total.count[static_cast<int>(status::full)] -= was_full;
@@ -273,11 +273,12 @@ class hopscotch_map {
   }
   void account(const batch_summary& s) { size_ += s[status::inserted]; size_ -= s[status::erased]; }
 
-  /// Called when inserts found no room: more capacity if the table is loaded, otherwise
-  /// only a new seed (keys that collide under one hash rarely collide under another).
-  void grow() {
+  /// Called when `pending` inserts found no room: enough capacity for all of them, doubled if the
+  /// table is loaded, otherwise only a new seed (keys that collide under one hash rarely collide
+  /// under another).
+  void grow(std::uint64_t pending) {
     const bool loaded = load_factor() >= 0.5 * cfg_.max_load_factor;
-    rehash_to(loaded ? capacity_ * 2 : capacity_);
+    rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
   }
 
   void rehash_to(std::size_t capacity) {
