@@ -145,6 +145,45 @@ TEST(HopscotchGrowth, GrowthInsideMixedBatch) {
   ASSERT_EQ(map.validate(), "");
 }
 
+// Found on the H100: concurrent inserts reported `full` (and the map grew) at loads a sequential
+// fill reaches, because locked buckets and other inserts' transient claims were taken for "no room".
+TEST(HopscotchGrowth, ConcurrentFillReachesItsLoadFactorWithoutGrowing) {
+  WARPKV_TEST_EXECUTION(ex);
+  hopscotch_config cfg;
+  cfg.max_load_factor = 1.0;
+  for (double lf : {0.8, 0.85}) {
+    map32 map(ex.where == backend::cuda ? (1u << 24) : (1u << 13), cfg, ex);
+    const std::size_t n = static_cast<std::size_t>(lf * static_cast<double>(map.capacity()));
+    std::vector<std::uint32_t> keys(n), values(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<std::uint32_t>(i + 1), values[i] = static_cast<std::uint32_t>(i);
+    const auto st = map.insert(keys, values);
+    EXPECT_EQ(std::count(st.begin(), st.end(), status::inserted), static_cast<long>(n));
+    EXPECT_EQ(map.rehash_count(), 0u) << "grew at load factor " << lf;
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
+// A few hot keys hammered by concurrent inserts and erases must not make a roomy table grow.
+TEST(HopscotchGrowth, HotKeysDoNotCauseGrowth) {
+  WARPKV_TEST_EXECUTION(ex);
+  map32 map(100, {}, ex);
+  const std::size_t cap = map.capacity();
+  const std::size_t n = ex.where == backend::cuda ? 1000000 : 20000;
+  std::vector<op> ops(n);
+  std::vector<std::uint32_t> keys(n), values(n);
+  std::mt19937_64 rng(5);
+  for (std::size_t i = 0; i < n; ++i) {
+    ops[i] = i % 5 == 0 ? op::erase : (i % 5 == 1 ? op::find : op::insert);
+    keys[i] = make_key<std::uint32_t>(1 + rng() % 100);
+    values[i] = static_cast<std::uint32_t>(i);
+  }
+  std::vector<std::uint32_t> out;
+  const auto st = map.execute(ops, keys, values, out);
+  for (auto s : st) ASSERT_NE(s, status::full);
+  EXPECT_EQ(map.capacity(), cap) << "a table with room for 100 keys grew under hot-key contention";
+  ASSERT_EQ(map.validate(), "");
+}
+
 TEST(HopscotchApi, RejectsBadArguments) {
   WARPKV_TEST_EXECUTION(ex);
   hopscotch_config bad;
@@ -159,6 +198,10 @@ TEST(HopscotchApi, RejectsBadArguments) {
   EXPECT_THROW(map.insert(k, v), warpkv::error);
   std::vector<std::uint32_t> out;
   EXPECT_TRUE(map.find(std::vector<std::uint32_t>{}, out).empty());
+  // Hopscotch reserves a second key (claimed slots) beside the empty key: it is refused too.
+  const std::vector<std::uint32_t> reserved{map.ref().claimed_key(), map.empty_key()};
+  for (auto s : map.insert(reserved, std::vector<std::uint32_t>{1, 2})) EXPECT_EQ(s, status::invalid_key);
+  EXPECT_EQ(map.size(), 0u);
   // An op code outside the enum is refused per operation, never executed.
   const std::vector<op> ops{static_cast<op>(9), op::insert};
   const auto st = map.execute(ops, k, std::vector<std::uint32_t>{1, 2}, out);

@@ -35,7 +35,8 @@
 namespace warpkv {
 
 struct hopscotch_config {
-  double max_load_factor = 0.9;      ///< the table grows before size/capacity would pass this
+  double max_load_factor = 0.85;     ///< the table grows before size/capacity would pass this (H = 32
+                                     ///< hopscotch blocks near 0.88: docs/perf.md)
   unsigned neighborhood = 32;        ///< H, 1..32: slots a key may sit from its home bucket
   std::size_t max_probe = 4096;      ///< how far an insert looks for a free slot to hop back
   std::uint64_t seed = 0;            ///< hash seed; growth picks new ones
@@ -155,11 +156,11 @@ class hopscotch_map {
 
   /// The device view, for user kernels. Invalidated by any call that may grow the table.
   [[nodiscard]] ref_type ref() const {
-    return ref_type(slots_.data(), hops_.data(), capacity_, cfg_.neighborhood, empty_, seed_, cfg_.max_probe);
+    return ref_type(slots_.data(), capacity_, cfg_.neighborhood, empty_, seed_, cfg_.max_probe);
   }
 
   void clear() {
-    detail::init_storage(ex_, slots_.data(), hops_.data(), capacity_, to_bits(empty_));
+    detail::init_storage<ref_type>(ex_, slots_.data(), capacity_, empty_);
     size_ = 0;
   }
   /// Makes room for n keys without passing the maximum load factor.
@@ -172,7 +173,7 @@ class hopscotch_map {
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
   std::size_t retrieve_all(Key* keys_out, Value* values_out) const {
-    return detail::collect_entries<Key, Value>(ex_, slots_.data(), capacity_, to_bits(empty_), keys_out, values_out);
+    return detail::collect_entries<ref_type>(ex_, slots_.data(), capacity_, to_bits(empty_), keys_out, values_out);
   }
   std::pair<std::vector<Key>, std::vector<Value>> retrieve_all() const {
     buffer<Key> k(std::max<std::size_t>(size_, 1), ex_);
@@ -188,7 +189,7 @@ class hopscotch_map {
   /// Debug aid (copies the table to the host): checks every structural invariant and returns
   /// a description of the first violation, or an empty string. Call between batches only.
   [[nodiscard]] std::string validate() const {
-    return detail::validate_table(ref(), slots_.to_vector(), hops_.to_vector(), size_);
+    return detail::validate_table(ref(), slots_.to_vector(), size_);
   }
 
  private:
@@ -212,10 +213,9 @@ class hopscotch_map {
 
   void allocate(std::size_t capacity, std::uint64_t seed) {
     slots_ = buffer<slot_type>(capacity, ex_);
-    hops_ = buffer<std::uint64_t>(capacity, ex_);
     capacity_ = capacity;
     seed_ = seed;
-    detail::init_storage(ex_, slots_.data(), hops_.data(), capacity_, to_bits(empty_));
+    detail::init_storage<ref_type>(ex_, slots_.data(), capacity_, empty_);
   }
 
   template <class F>
@@ -283,7 +283,6 @@ class hopscotch_map {
 
   void rehash_to(std::size_t capacity) {
     buffer<slot_type> old_slots = std::move(slots_);
-    buffer<std::uint64_t> old_hops = std::move(hops_);
     const std::size_t old_capacity = capacity_;
     buffer<status> statuses(old_capacity, ex_);
     std::uint64_t seed = seed_;
@@ -303,8 +302,7 @@ class hopscotch_map {
   execution ex_;
   Key empty_;
   std::uint64_t seed_;
-  buffer<slot_type> slots_;
-  buffer<std::uint64_t> hops_;
+  buffer<slot_type> slots_;  // hop word of bucket i and slot i side by side
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;
   std::size_t rehashes_ = 0;

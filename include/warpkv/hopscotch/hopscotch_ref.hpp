@@ -6,10 +6,13 @@
 // Guarantees (argument and linearization points: docs/design/hopscotch.md):
 //  - every operation is linearizable;
 //  - find/contains never write and never wait for a lock: they retry only when a
-//    writer changed the neighborhood they read (lock-free);
-//  - insert into a free slot within reach and erase are single CASes on the hop
-//    word (lock-free); assign and displacement hold one bucket's lock for a
+//    writer changed the neighborhood they read (lock-free); with 4-byte keys and
+//    values a hit costs two reads (hop word, then the slot's key-value word);
+//  - insert into a free slot within reach is two CASes (claim, publish in the hop
+//    word; lock-free); erase, assign and displacement hold one bucket's lock for a
 //    bounded number of steps and never wait while holding it;
+//  - two key values are reserved: the empty key and its neighbour empty_key ^ 1
+//    (a claimed slot); both get status::invalid_key;
 //  - status::full means no free slot within max_probe or no displacement could
 //    bring one within the neighborhood: the table was not changed for this key.
 //    The bulk API then grows the table and retries; a device caller decides.
@@ -22,6 +25,7 @@
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
 #include "warpkv/hopscotch/detail/hop_word.hpp"
+#include "warpkv/hopscotch/detail/slot_layout.hpp"
 
 namespace warpkv {
 
@@ -32,22 +36,26 @@ class hopscotch_ref {
   using mapped_type = Value;
   using key_bits = storage_bits_t<sizeof(Key)>;
   using value_bits = storage_bits_t<sizeof(Value)>;
-  using slot_type = slot<key_bits, value_bits>;
+  using layout = detail::slot_layout<key_bits, value_bits>;
+  using slot_type = typename layout::slot;  // hop word of bucket i beside slot i
 
   hopscotch_ref() = default;
-  hopscotch_ref(slot_type* slots, std::uint64_t* hops, std::size_t capacity, unsigned neighborhood, Key empty_key,
-                std::uint64_t seed, std::size_t max_probe)
+  hopscotch_ref(slot_type* slots, std::size_t capacity, unsigned neighborhood, Key empty_key, std::uint64_t seed,
+                std::size_t max_probe)
       : slots_(slots),
-        hops_(hops),
         mask_(capacity - 1),
         h_(neighborhood),
         empty_(to_bits(empty_key)),
+        claimed_(to_bits(empty_key) ^ key_bits{1}),
         seed_(seed),
         max_probe_(max_probe < capacity ? max_probe : capacity) {}
 
   WARPKV_HD std::size_t capacity() const { return mask_ + 1; }
   WARPKV_HD unsigned neighborhood() const { return h_; }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
+  /// The second reserved key: marks slots claimed by an insert, a move or an erase in progress.
+  WARPKV_HD Key claimed_key() const { return from_bits<Key>(claimed_); }
+  WARPKV_HD bool is_reserved(Key k) const { return to_bits(k) == empty_ || to_bits(k) == claimed_; }
   WARPKV_HD std::size_t home(Key k) const { return home_bits(to_bits(k)); }
 
   /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
@@ -64,7 +72,7 @@ class hopscotch_ref {
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
-    if (kb == empty_) return status::invalid_key;
+    if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const snapshot s = search(t, home_bits(kb), kb);
     if (s.offset < 0) return status::not_found;
     if (out != nullptr) *out = from_bits<Value>(s.value);
@@ -78,37 +86,53 @@ class hopscotch_ref {
   template <class Tile>
   WARPKV_HD status erase(const Tile& t, Key k) const {
     const key_bits kb = to_bits(k);
-    if (kb == empty_) return status::invalid_key;
+    if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const std::size_t b = home_bits(kb);
     for (;;) {
       const snapshot s = search(t, b, kb);
       if (s.offset < 0) return status::not_found;
-      if (detail::hop::locked(s.hop)) continue;  // a mover or assigner owns the bucket for a few steps
+      if (detail::hop::locked(s.hop)) continue;  // a mover, assigner or eraser owns the bucket for a few steps
       bool ok = false;
       if (t.thread_rank() == 0) {
-        std::uint64_t expected = s.hop;
-        const std::uint32_t bm = detail::hop::bitmap(s.hop) & ~(1u << s.offset);
-        ok = hop_ref(b).compare_exchange(expected, detail::hop::next(s.hop, bm, false), memory_order::acq_rel);
-        // Linearization point: the CAS above. The slot is emptied after it, with release,
-        // so a reader that sees the empty key also sees the new hop version.
-        if (ok) key_ref(idx(b, s.offset)).store(empty_, memory_order::release);
+        const std::uint64_t locked = lock(b, s.hop);
+        ok = locked != 0;
+        if (ok) {
+          // Under the lock the snapshot is current, so the slot holds kb. Marking it claimed is
+          // the linearization point: from here no slot holds kb.
+          slot_type& slot = slots_[idx(b, s.offset)];
+          layout::mark(slot, claimed_, 0, memory_order::release);
+          hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(locked) & ~(1u << s.offset), false),
+                           memory_order::release);
+          layout::mark(slot, empty_, 0, memory_order::release);
+        }
       }
       if (t.shfl(ok, 0)) return status::erased;
     }
   }
 
+  /// Quiescent access for whole-table passes (rehash, retrieve_all, validate).
+  WARPKV_HD static key_bits stored_key(const slot_type& s) { return layout::key_of(s); }
+  WARPKV_HD static value_bits stored_value(const slot_type& s) { return layout::value_of(s); }
+  WARPKV_HD static void init_slot(slot_type& s, Key empty_key) { layout::init(s, to_bits(empty_key)); }
+
  private:
   struct snapshot {
-    std::uint64_t hop;  // validated hop word of the home bucket
+    std::uint64_t hop;  // hop word of the home bucket the reads were made under
     int offset;         // offset of the key in the neighborhood, -1 if absent
     value_bits value;   // its value when present
+    bool pending;       // a named slot is claimed: an insert publishing or an erase under way
   };
 
   WARPKV_HD std::size_t idx(std::size_t b, std::size_t o) const { return (b + o) & mask_; }
   WARPKV_HD std::size_t home_bits(key_bits kb) const { return static_cast<std::size_t>(hash_bits(kb, seed_)) & mask_; }
-  WARPKV_HD atomic_ref<std::uint64_t> hop_ref(std::size_t b) const { return atomic_ref<std::uint64_t>(hops_[b]); }
-  WARPKV_HD atomic_ref<key_bits> key_ref(std::size_t i) const { return atomic_ref<key_bits>(slots_[i].key); }
-  WARPKV_HD atomic_ref<value_bits> value_ref(std::size_t i) const { return atomic_ref<value_bits>(slots_[i].value); }
+  WARPKV_HD atomic_ref<std::uint64_t> hop_ref(std::size_t b) const { return atomic_ref<std::uint64_t>(slots_[b].meta); }
+
+  /// Lane 0 only: CAS bucket b's word from h (unlocked) to locked; returns the locked word or 0.
+  WARPKV_HD std::uint64_t lock(std::size_t b, std::uint64_t h) const {
+    std::uint64_t expected = h;
+    const std::uint64_t locked = detail::hop::next(h, detail::hop::bitmap(h), true);
+    return hop_ref(b).compare_exchange(expected, locked, memory_order::acq_rel) ? locked : 0;
+  }
 
   /// Every lane acquires the hop word itself (so its own slot reads are ordered after the
   /// writes the word publishes); the tile retries until all lanes read the same word.
@@ -121,8 +145,10 @@ class hopscotch_ref {
     }
   }
 
-  /// A consistent view of key kb in bucket b: the slots named by the bitmap are read between
-  /// two reads of the hop word, and accepted only if every lane saw the word unchanged.
+  /// Looks for kb among the slots bucket b names. A slot holding kb proves kb present (no slot
+  /// holds a key that is not in the map), so a packed hit needs no second look. A miss is
+  /// accepted when b names no slot, or when every lane re-reads the same hop word after its
+  /// slot reads (no member moved or left meanwhile); otherwise the search starts over.
   template <class Tile>
   WARPKV_HD snapshot search(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
@@ -130,51 +156,58 @@ class hopscotch_ref {
     for (;;) {
       const std::uint64_t h = read_hop(t, b);
       const std::uint32_t bm = detail::hop::bitmap(h);
-      int offset = -1;
-      value_bits value = 0;
+      snapshot s{h, -1, 0, false};
       for (unsigned base = 0; base < h_; base += T) {
         const std::uint32_t window = (bm >> base) & Tile::full_mask();
         if (window == 0) continue;  // no member of b among these T offsets (same on every lane)
-        bool hit = false;
+        bool hit = false, claimed = false;
         value_bits v = 0;
         if ((window >> rank) & 1u) {
-          const std::size_t i = idx(b, base + rank);
-          if (key_ref(i).load(memory_order::relaxed) == kb) {
-            hit = true;
-            v = value_ref(i).load(memory_order::relaxed);
-          }
+          const auto e = layout::load(slots_[idx(b, base + rank)], memory_order::relaxed);
+          hit = e.key == kb;
+          claimed = e.key == claimed_;
+          v = e.value;
         }
+        s.pending = t.any(claimed) || s.pending;
         const std::uint32_t hits = t.ballot(hit);
         if (hits != 0) {
           const int lane = lowest_lane(hits);
-          offset = static_cast<int>(base) + lane;
-          value = t.shfl(v, static_cast<unsigned>(lane));
+          s.offset = static_cast<int>(base) + lane;
+          s.value = t.shfl(v, static_cast<unsigned>(lane));
           break;
         }
       }
+      if (bm == 0 || (layout::packed && s.offset >= 0)) return s;
       atomic_thread_fence(memory_order::acquire);
       const std::uint64_t again = hop_ref(b).load(memory_order::relaxed);
-      if (t.all(again == h)) return snapshot{h, offset, value};
+      if (t.all(again == h)) return s;
     }
   }
 
-  /// Lane 0 claims the first empty slot at offsets [from, to) of bucket b by CAS of its key
-  /// from empty to kb (the claim is invisible: no bitmap names the slot). Returns the offset or -1.
+  /// Lane 0 claims the first empty slot at offsets [from, to) of bucket b by CAS from empty to
+  /// claimed (invisible to lookups: no slot holds kb yet). Returns the offset, -1 if there is
+  /// none, or `busy` if another insert of kb holds a claim in this range: then waiting beats
+  /// claiming a second slot, which under hot-key contention would flood the neighborhood.
   template <class Tile>
   WARPKV_HD long claim_empty(const Tile& t, std::size_t b, std::size_t from, std::size_t to, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     const unsigned rank = t.thread_rank();
     for (std::size_t base = from; base < to; base += T) {
       const std::size_t o = base + rank;
-      const bool empty = o < to && key_ref(idx(b, o)).load(memory_order::relaxed) == empty_;
+      bool empty = false, theirs = false;
+      if (o < to) {
+        const auto e = layout::load(slots_[idx(b, o)], memory_order::relaxed);
+        empty = e.key == empty_;
+        theirs = layout::holds_claim_of(e, claimed_, kb);
+      }
+      if (t.any(theirs)) return busy;
       std::uint32_t candidates = t.ballot(empty);
       long claimed = -1;
       if (rank == 0) {
         while (candidates != 0) {
           const int lane = lowest_lane(candidates);
           candidates &= candidates - 1;
-          key_bits expected = empty_;
-          if (key_ref(idx(b, base + lane)).compare_exchange(expected, kb, memory_order::relaxed)) {
+          if (layout::claim(slots_[idx(b, base + lane)], empty_, claimed_, kb)) {
             claimed = static_cast<long>(base + lane);
             break;
           }
@@ -187,8 +220,8 @@ class hopscotch_ref {
   }
 
   /// Moves one entry into the claimed slot e from a slot closer to e's bucket window start,
-  /// leaving that slot claimed (key = kb) instead. Returns the new claimed slot or -1 when no
-  /// bucket in e's window has a member before e.
+  /// leaving that slot claimed instead. Returns the new claimed slot or -1 when no bucket in
+  /// e's window has a movable member before e.
   template <class Tile>
   WARPKV_HD long displace_once(const Tile& t, std::size_t e, key_bits kb) const {
     constexpr unsigned T = Tile::size();
@@ -200,13 +233,16 @@ class hopscotch_ref {
         const unsigned d = h_ - 1 - (base + rank);  // wraps to a huge value past the window
         std::uint64_t h = 0;
         bool candidate = false;
+        bool owned = false;
         if (base + rank < h_ - 1) {
           h = hop_ref(idx(e, capacity() - d)).load(memory_order::relaxed);
-          candidate = !detail::hop::locked(h) && (detail::hop::bitmap(h) & ((1u << d) - 1u)) != 0;
+          const bool has_member = (detail::hop::bitmap(h) & ((1u << d) - 1u)) != 0;
+          owned = has_member && detail::hop::locked(h);  // its owner finishes in a few steps
+          candidate = has_member && !owned;
         }
+        if (t.any(owned)) any_candidate = true;
         std::uint32_t candidates = t.ballot(candidate);
         if (candidates == 0) continue;
-        any_candidate = true;
         long moved_from = -1;
         while (candidates != 0 && moved_from < 0) {
           const int lane = lowest_lane(candidates);
@@ -215,106 +251,141 @@ class hopscotch_ref {
           const std::uint64_t hl = t.shfl(h, static_cast<unsigned>(lane));
           if (rank == 0) moved_from = move_into(idx(e, capacity() - dl), dl, hl, e, kb);
           moved_from = t.shfl(moved_from, 0);
+          if (moved_from == retry) any_candidate = true;
         }
         if (moved_from >= 0) return moved_from;
       }
       if (!any_candidate) return -1;
-      // Every candidate was taken or locked by someone else: look again.
+      // Every candidate was locked or busy: look again.
     }
   }
 
-  /// Lane 0 only: lock bucket c (observed word h), move its first member before e (distance d)
-  /// into e, publish the new bitmap, and claim the vacated slot. Returns it, or -1 if the lock failed.
+  /// Lane 0 only: lock bucket c (observed word h), move its first settled member before e
+  /// (distance d) into e, and claim the vacated slot. Returns it; `retry` if the lock failed
+  /// or the members before e are still being published; -1 if none is left to move.
   WARPKV_HD long move_into(std::size_t c, unsigned d, std::uint64_t h, std::size_t e, key_bits kb) const {
-    std::uint64_t expected = h;
-    const std::uint64_t locked = detail::hop::next(h, detail::hop::bitmap(h), true);
-    if (!hop_ref(c).compare_exchange(expected, locked, memory_order::acq_rel)) return -1;
-    const std::uint32_t bm = detail::hop::bitmap(h);
-    const unsigned o = static_cast<unsigned>(lowest_lane(bm & ((1u << d) - 1u)));
-    const std::size_t s = idx(c, o);
-    // Temporary duplication: the entry is copied into e before the bitmap names e, and s is
-    // released only after the bitmap has moved, so a reader always finds it in one of the two.
-    const key_bits key = key_ref(s).load(memory_order::relaxed);
-    const value_bits value = value_ref(s).load(memory_order::relaxed);
-    value_ref(e).store(value, memory_order::relaxed);
-    key_ref(e).store(key, memory_order::relaxed);
-    hop_ref(c).store(detail::hop::next(locked, (bm & ~(1u << o)) | (1u << d), false), memory_order::release);
-    key_ref(s).store(kb, memory_order::release);  // s is now this insert's claim
-    return static_cast<long>(s);
+    const std::uint64_t locked = lock(c, h);
+    if (locked == 0) return retry;
+    std::uint32_t before = detail::hop::bitmap(h) & ((1u << d) - 1u);
+    while (before != 0) {
+      const unsigned o = static_cast<unsigned>(lowest_lane(before));
+      before &= before - 1;
+      slot_type& from = slots_[idx(c, o)];
+      const auto entry = layout::load(from, memory_order::acquire);
+      if (entry.key == claimed_) continue;  // its insert is still publishing: leave it
+      // Temporary duplication: the entry is copied into e before the bitmap names e, and the
+      // old slot is claimed only after the bitmap has moved, both under c's lock (so no assign
+      // or erase sees two copies): a reader always finds the entry in one of the two.
+      layout::store(slots_[e], entry.key, entry.value, memory_order::relaxed);
+      const std::uint32_t moved = (detail::hop::bitmap(h) & ~(1u << o)) | (1u << d);
+      const std::uint64_t published = detail::hop::next(locked, moved, true);
+      hop_ref(c).store(published, memory_order::release);
+      layout::mark(from, claimed_, kb, memory_order::release);  // the vacated slot is this insert's claim
+      hop_ref(c).store(detail::hop::next(published, moved, false), memory_order::release);
+      return static_cast<long>(idx(c, o));
+    }
+    hop_ref(c).store(detail::hop::next(locked, detail::hop::bitmap(h), false), memory_order::release);
+    return retry;
   }
 
-  /// Lane 0 only: set bit `offset` of bucket b if its word is still h.
-  WARPKV_HD bool commit(std::size_t b, std::uint64_t h, unsigned offset) const {
+  /// Lane 0 only: set bit `offset` of bucket b if its word is still h, then publish (kb, vb)
+  /// into the claimed slot. Returns false if b changed since h.
+  WARPKV_HD bool commit(std::size_t b, std::uint64_t h, unsigned offset, key_bits kb, value_bits vb) const {
     std::uint64_t expected = h;
-    return hop_ref(b).compare_exchange(expected, detail::hop::next(h, detail::hop::bitmap(h) | (1u << offset), false),
-                                       memory_order::acq_rel);
+    if (!hop_ref(b).compare_exchange(expected, detail::hop::next(h, detail::hop::bitmap(h) | (1u << offset), false),
+                                     memory_order::acq_rel))
+      return false;
+    // Linearization point of the insert: from this store a slot holds kb. Until then the slot is
+    // named but claimed, and other inserts of any key homed at b wait for it (uniqueness).
+    layout::store(slots_[idx(b, offset)], kb, vb, memory_order::release);
+    return true;
   }
 
   /// Replaces the value of the key found in snapshot s; false if b changed since s (retry).
   template <class Tile>
-  WARPKV_HD bool assign(const Tile& t, std::size_t b, const snapshot& s, value_bits vb) const {
+  WARPKV_HD bool assign(const Tile& t, std::size_t b, const snapshot& s, key_bits kb, value_bits vb) const {
     bool ok = false;
     if (t.thread_rank() == 0) {
-      std::uint64_t expected = s.hop;
-      const std::uint64_t locked = detail::hop::next(s.hop, detail::hop::bitmap(s.hop), true);
-      ok = hop_ref(b).compare_exchange(expected, locked, memory_order::acq_rel);
+      const std::uint64_t locked = lock(b, s.hop);
+      ok = locked != 0;
       if (ok) {
         // Under the lock no member of b moves or leaves, so the slot still holds the key.
         // Linearization point: this store.
-        value_ref(idx(b, s.offset)).store(vb, memory_order::release);
-        hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(s.hop), false), memory_order::release);
+        layout::store(slots_[idx(b, s.offset)], kb, vb, memory_order::release);
+        hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(locked), false), memory_order::release);
       }
     }
     return t.shfl(ok, 0);
   }
 
   template <class Tile>
+  WARPKV_HD void release(const Tile& t, std::size_t slot) const {
+    if (t.thread_rank() == 0) layout::mark(slots_[slot], empty_, 0, memory_order::release);
+  }
+
+  template <class Tile>
   WARPKV_HD status upsert(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
-    if (kb == empty_) return status::invalid_key;
+    if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const std::size_t b = home_bits(kb);
     const bool leader = t.thread_rank() == 0;
+    int full_attempts = 0;
     for (;;) {
       snapshot s = search(t, b, kb);
       if (s.offset >= 0) {
         if (!or_assign) return status::found;
         if (detail::hop::locked(s.hop)) continue;
-        if (assign(t, b, s, vb)) return status::assigned;
+        if (assign(t, b, s, kb, vb)) return status::assigned;
         continue;
       }
-      if (detail::hop::locked(s.hop)) continue;  // writers wait for the bucket's mover/assigner
+      // Writers wait for the bucket's lock holder, and for named slots still being published
+      // or erased: one of them may be kb.
+      if (detail::hop::locked(s.hop) || s.pending) continue;
       // Fast path: a free slot inside the neighborhood, claimed and published by two CASes.
       long off = claim_empty(t, b, 0, h_, kb);
+      if (off == busy) continue;  // another insert of kb is under way: its outcome decides ours
       if (off >= 0) {
         bool ok = false;
-        if (leader) {
-          value_ref(idx(b, off)).store(vb, memory_order::relaxed);
-          ok = commit(b, s.hop, static_cast<unsigned>(off));  // linearization point
-          if (!ok) key_ref(idx(b, off)).store(empty_, memory_order::release);
-        }
+        if (leader) ok = commit(b, s.hop, static_cast<unsigned>(off), kb, vb);
         if (t.shfl(ok, 0)) return status::inserted;
+        release(t, idx(b, off));
         continue;
       }
-      // Slow path: claim a free slot beyond the neighborhood and hop it back toward b.
-      off = claim_empty(t, b, h_, max_probe_, kb);
-      if (off < 0) return status::full;
-      std::size_t e = idx(b, off);
-      while (((e - b) & mask_) >= h_) {
-        const long closer = displace_once(t, e, kb);
-        if (closer < 0) {
-          if (leader) key_ref(e).store(empty_, memory_order::release);
-          return status::full;
+      // Slow path: claim a free slot beyond the neighborhood and hop it back toward b. When
+      // the hole gets stuck (no bucket in its window has a member before it), try the next free
+      // slot further out: its window may be open.
+      long e_off = -1;
+      int holes = 0;
+      for (std::size_t from = h_; from < max_probe_ && holes < max_holes; ++holes) {
+        off = claim_empty(t, b, from, max_probe_, kb);
+        if (off < 0) break;
+        std::size_t e = idx(b, static_cast<std::size_t>(off));
+        while (((e - b) & mask_) >= h_) {
+          const long closer = displace_once(t, e, kb);
+          if (closer < 0) break;
+          e = static_cast<std::size_t>(closer);
         }
-        e = static_cast<std::size_t>(closer);
+        if (((e - b) & mask_) < h_) {
+          e_off = static_cast<long>((e - b) & mask_);
+          break;
+        }
+        release(t, e);  // give the stuck hole back
+        from = static_cast<std::size_t>(off) + 1;
       }
-      const unsigned final_off = static_cast<unsigned>((e - b) & mask_);
-      if (leader) value_ref(e).store(vb, memory_order::relaxed);
+      if (off == busy) continue;
+      if (e_off < 0) {
+        // Claims of concurrent inserts are transient and can hide free slots: look again a few
+        // times before reporting that the table has no room for this key.
+        if (++full_attempts < max_full_attempts) continue;
+        return status::full;
+      }
+      const std::size_t e = idx(b, static_cast<std::size_t>(e_off));
       for (;;) {
         bool ok = false;
-        if (leader && !detail::hop::locked(s.hop)) ok = commit(b, s.hop, final_off);  // linearization point
+        if (leader && !detail::hop::locked(s.hop) && !s.pending) ok = commit(b, s.hop, static_cast<unsigned>(e_off), kb, vb);
         if (t.shfl(ok, 0)) return status::inserted;
         s = search(t, b, kb);  // b changed meanwhile: is kb there now?
         if (s.offset >= 0) {
-          if (leader) key_ref(e).store(empty_, memory_order::release);
+          release(t, e);
           if (!or_assign) return status::found;
           break;  // assign through the outer loop
         }
@@ -322,11 +393,16 @@ class hopscotch_ref {
     }
   }
 
+  static constexpr long busy = -2;
+  static constexpr long retry = -3;
+  static constexpr int max_full_attempts = 3;  // fresh looks before reporting full
+  static constexpr int max_holes = 4;          // free slots tried per look when holes get stuck
+
   slot_type* slots_ = nullptr;
-  std::uint64_t* hops_ = nullptr;
   std::size_t mask_ = 0;
   unsigned h_ = 32;
   key_bits empty_ = 0;
+  key_bits claimed_ = 1;
   std::uint64_t seed_ = 0;
   std::size_t max_probe_ = 0;
 };

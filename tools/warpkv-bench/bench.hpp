@@ -1,0 +1,132 @@
+#pragma once
+// warpkv-bench: shared declarations between the host-only translation units
+// (main.cpp: command line; report.cpp: JSON lines, tables, statistics) and the one
+// translation unit that holds device code (workloads.cpp: maps, inputs, timing).
+//
+// This header must stay free of warpkv headers whose inline functions depend on
+// WARPKV_HAS_CUDA (execution.hpp and everything above it): main.cpp and report.cpp are
+// compiled by the host compiler while workloads.cpp may be compiled by nvcc, and the
+// two would otherwise see different definitions of the same inline functions.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace warpkv_bench {
+
+// ---- options ---------------------------------------------------------------------------------
+struct common_options {
+  std::string backend = "auto";  ///< auto | cuda | host
+  std::string out;               ///< JSON lines are appended here (besides stdout) when set
+  int repeats = -1;              ///< timed runs; -1: the subcommand's default
+  int warmup = -1;               ///< untimed runs before the timed ones; -1: the subcommand's default
+  unsigned host_tiles = 0;       ///< concurrent tiles of the host backend; 0: the library default
+  std::uint64_t seed = 42;       ///< seeds every std::mt19937_64 of the inputs
+};
+
+struct static_options {
+  int key_bits = 32;
+  int value_bits = 32;
+  std::vector<int> tiles{4};
+  std::uint64_t keys = 0;  ///< 0: 2^22 on cuda, 2^16 on host
+  std::vector<double> load_factors{0.5, 0.8, 0.9, 0.95};
+};
+
+struct dynamic_options {
+  int key_bits = 32;
+  int value_bits = 32;
+  std::vector<int> tiles{4};
+  std::vector<std::string> mixes{"20,20,60", "40,40,20"};  ///< insert,erase,find percents
+  std::vector<double> ops{1e5};
+  bool large = false;  ///< add 1e7 and 1e8 operations (GPU sizes)
+  std::vector<std::uint64_t> key_ranges{100, 1000, 10000, 100000};
+  std::string prefill = "half";  ///< none | half
+};
+
+struct demo_options {
+  std::uint64_t keys = 0;  ///< 0: 2^20 on cuda, 2^14 on host
+};
+
+/// Entry points (workloads.cpp). They return the process exit code: non-zero when a
+/// verification failed. Errors of the library or the inputs are thrown.
+int run_static(const common_options&, const static_options&);
+int run_dynamic(const common_options&, const dynamic_options&);
+int run_demo(const common_options&, const demo_options&);
+
+// ---- one JSON record -------------------------------------------------------------------------
+using field_value = std::variant<std::monostate, bool, std::int64_t, double, std::string>;
+
+/// An ordered set of fields; report.cpp turns it into one JSON object.
+class record {
+ public:
+  template <class T>
+  record& set(const std::string& key, T v) {
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::monostate> || std::is_same_v<T, field_value>)
+      put(key, field_value(std::move(v)));
+    else if constexpr (std::is_integral_v<T>)
+      put(key, field_value(static_cast<std::int64_t>(v)));
+    else if constexpr (std::is_floating_point_v<T>)
+      put(key, field_value(static_cast<double>(v)));
+    else
+      put(key, field_value(std::string(v)));
+    return *this;
+  }
+  /// A list of numbers (kept apart from the scalars).
+  record& set_list(const std::string& key, std::vector<double> v) {
+    for (auto& f : lists_)
+      if (f.first == key) {
+        f.second = std::move(v);
+        return *this;
+      }
+    lists_.emplace_back(key, std::move(v));
+    return *this;
+  }
+  record& null(const std::string& key) { return set(key, std::monostate{}); }
+  [[nodiscard]] const std::vector<std::pair<std::string, field_value>>& fields() const { return fields_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, std::vector<double>>>& lists() const { return lists_; }
+
+ private:
+  void put(const std::string& key, field_value v) {
+    for (auto& f : fields_)
+      if (f.first == key) {
+        f.second = std::move(v);
+        return;
+      }
+    fields_.emplace_back(key, std::move(v));
+  }
+  std::vector<std::pair<std::string, field_value>> fields_;
+  std::vector<std::pair<std::string, std::vector<double>>> lists_;
+};
+
+// ---- report.cpp ----------------------------------------------------------------------------
+struct timing_stats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::vector<double> samples_ms;
+};
+timing_stats summarize(std::vector<double> samples_ms);
+/// Adds median/min/max/samples and the derived throughput (G ops/s at the median and at the best run).
+void add_timing(record& r, const timing_stats& t, std::uint64_t ops);
+
+/// Where JSON lines go: stdout when `to_stdout`, and appended to `path` when not empty.
+void configure_output(const std::string& path, bool to_stdout);
+/// Adds "commit" and "timestamp" and writes the record as one JSON line.
+void emit(record r);
+/// The commit this binary was built from: env WARPKV_COMMIT, else the configure-time value, else "unknown".
+std::string commit();
+/// One line to stderr (progress, warnings, notes).
+void progress(const std::string& line);
+/// printf-style formatting into a std::string.
+std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+struct table_row {
+  std::string operation;
+  std::uint64_t ops = 0;
+  double ms = 0;
+  bool ok = true;
+};
+/// The demo's human-readable table (stdout); throughput in G ops/s, or M ops/s when `mega`.
+void print_table(const std::string& title, const std::vector<table_row>& rows, bool mega);
+
+}  // namespace warpkv_bench

@@ -1,0 +1,142 @@
+// warpkv-bench: command line (host code only; the workloads live in workloads.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench.hpp"
+#include "warpkv/core/error.hpp"
+
+namespace {
+
+using namespace warpkv_bench;
+
+/// "4194304", "2^22", "1e5", "1.5e7" -> a positive integer count.
+std::uint64_t parse_count(const std::string& text, const char* what) {
+  const auto fail = [&] {
+    throw CLI::ValidationError(what, "'" + text + "' is not a positive count (examples: 65536, 2^16, 1e5)");
+  };
+  double v = 0;
+  try {
+    std::size_t used = 0;
+    if (const auto caret = text.find('^'); caret != std::string::npos) {
+      const double base = std::stod(text.substr(0, caret), &used);
+      if (used != caret) fail();
+      const std::string e = text.substr(caret + 1);
+      const double exponent = std::stod(e, &used);
+      if (used != e.size()) fail();
+      v = std::pow(base, exponent);
+    } else {
+      v = std::stod(text, &used);
+      if (used != text.size()) fail();
+    }
+  } catch (const std::logic_error&) {  // std::invalid_argument / std::out_of_range from stod
+    fail();
+  }
+  if (!(v >= 1) || v > 1e15 || v != std::floor(v)) fail();
+  return static_cast<std::uint64_t>(v);
+}
+
+void add_common(CLI::App& sub, common_options& c) {
+  sub.add_option("--backend", c.backend, "Where the maps run: auto (cuda when available), cuda or host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}))
+      ->capture_default_str();
+  sub.add_option("--out", c.out, "Append JSON lines to FILE (they are always printed to stdout)");
+  sub.add_option("--repeats", c.repeats, "Timed runs per measurement (default: 5 static, 3 dynamic; demo: 3 on cuda, 1 on host)")
+      ->check(CLI::Range(1, 1000));
+  sub.add_option("--warmup", c.warmup, "Untimed runs before the timed ones (default: 2; demo: 1 on cuda, 0 on host)")
+      ->check(CLI::Range(0, 1000));
+  sub.add_option("--host-tiles", c.host_tiles, "Concurrent tiles of the host backend (0: library default)")
+      ->capture_default_str();
+  sub.add_option("--seed", c.seed, "Seed of the input generators (std::mt19937_64)")->capture_default_str();
+}
+
+void add_map_type(CLI::App& sub, int& key_bits, int& value_bits, std::vector<int>& tiles) {
+  sub.add_option("--key-bits", key_bits, "Key width")->check(CLI::IsMember({32, 64}))->capture_default_str();
+  sub.add_option("--value-bits", value_bits, "Value width")->check(CLI::IsMember({32, 64}))->capture_default_str();
+  sub.add_option("--tile", tiles, "Tile sizes (lanes per operation), comma-separated; built: u32/u32 with 1,4,8,32 and u64/u64 with 4")
+      ->delimiter(',')
+      ->check(CLI::IsMember({1, 4, 8, 32}))
+      ->capture_default_str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"warpkv-bench: throughput of warpkv maps (JSON lines on stdout, progress on stderr)"};
+  app.set_version_flag("--version", "warpkv-bench (commit " + commit() + ")");
+  app.require_subcommand(1);
+
+  common_options common;
+
+  static_options st;
+  std::string st_keys;
+  auto* s = app.add_subcommand("static", "Bulk insert, then find hits / misses / 50-50 at exact load factors");
+  add_common(*s, common);
+  add_map_type(*s, st.key_bits, st.value_bits, st.tiles);
+  s->add_option("--keys", st_keys, "Key count N that sets the capacity C = 2^ceil(log2(N/0.95)) (default 2^22 cuda, 2^16 host)");
+  s->add_option("--load-factors", st.load_factors, "Load factors, comma-separated; each runs floor(lf*C) keys")
+      ->delimiter(',')
+      ->check(CLI::Range(0.001, 1.0))
+      ->capture_default_str();
+
+  dynamic_options dy;
+  std::vector<std::string> dy_ops, dy_ranges;
+  auto* d = app.add_subcommand("dynamic", "One concurrent mixed batch (insert/erase/find) per mix and key range");
+  add_common(*d, common);
+  add_map_type(*d, dy.key_bits, dy.value_bits, dy.tiles);
+  d->add_option("--mix", dy.mixes, "Mixes as INSERT,ERASE,FIND percents, space-separated (default: 20,20,60 40,40,20)");
+  d->add_option("--ops", dy_ops, "Operations per batch, comma-separated (default 1e5)")->delimiter(',');
+  d->add_flag("--large", dy.large, "Also run 1e7 and 1e8 operations per batch (GPU sizes)");
+  d->add_option("--key-range", dy_ranges, "Key ranges R (keys uniform in [1, R]), comma-separated (default 100,1000,10000,100000)")
+      ->delimiter(',');
+  d->add_option("--prefill", dy.prefill, "Before each batch: none, or half (a random half of [1, R])")
+      ->check(CLI::IsMember({"none", "half"}))
+      ->capture_default_str();
+
+  demo_options de;
+  std::string de_keys;
+  auto* m = app.add_subcommand("demo", "A few seconds of inserts, finds, erases and a mixed batch, with checks");
+  add_common(*m, common);
+  m->add_option("--keys", de_keys, "Keys (default 2^20 on cuda, 2^14 on host)");
+
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (!st_keys.empty()) st.keys = parse_count(st_keys, "--keys");
+    if (!de_keys.empty()) de.keys = parse_count(de_keys, "--keys");
+    if (!dy_ops.empty()) {
+      dy.ops.clear();
+      for (const auto& o : dy_ops) dy.ops.push_back(static_cast<double>(parse_count(o, "--ops")));
+    }
+    if (dy.large) {
+      for (const double big : {1e7, 1e8})
+        if (std::find(dy.ops.begin(), dy.ops.end(), big) == dy.ops.end()) dy.ops.push_back(big);
+    }
+    if (!dy_ranges.empty()) {
+      dy.key_ranges.clear();
+      for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
+    }
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  }
+
+  try {
+    configure_output(common.out, true);
+    if (s->parsed()) return run_static(common, st);
+    if (d->parsed()) return run_dynamic(common, dy);
+    return run_demo(common, de);
+  } catch (const warpkv::error& e) {
+    std::cerr << "warpkv-bench: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "warpkv-bench: error: " << e.what() << '\n';
+    return 2;
+  }
+}

@@ -1,0 +1,831 @@
+// warpkv-bench: the workloads. This is the only translation unit with device code:
+// it instantiates the maps (compiled by nvcc when the CUDA backend is on, by the host
+// compiler otherwise), generates inputs, times and verifies.
+//
+// Instantiated map types (keep this set small, nvcc is slow):
+//   hopscotch_map<uint32_t, uint32_t, T> for T in {1, 4, 8, 32}
+//   hopscotch_map<uint64_t, uint64_t, 4>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/hopscotch/hopscotch_map.hpp"
+
+namespace warpkv_bench {
+
+namespace {
+
+using warpkv::buffer;
+using warpkv::execution;
+using warpkv::status;
+
+// Reference ceilings (H100 SXM, measured elsewhere): random 32-byte sector reads for
+// finds, random 8-byte CAS for inserts. Kept in the JSON for reference only.
+constexpr double ceiling_find_gops = 28.0;
+constexpr double ceiling_insert_gops = 13.0;
+
+// ---- backend, device description, timing ------------------------------------------------
+
+/// The backend of one run: execution (with its own CUDA stream), the device's description
+/// and a stopwatch. Everything that allocates on the stream must be destroyed first.
+class session {
+ public:
+  explicit session(const common_options& co) : co_(co), warmup_(co.warmup >= 0 ? co.warmup : 2) {
+    const bool want_cuda = co.backend == "cuda" || (co.backend == "auto" && warpkv::cuda_available());
+    if (want_cuda) {
+#if WARPKV_HAS_CUDA
+      ex_ = execution::gpu();  // throws warpkv::error(unsupported) when no device is visible
+      int dev = 0;
+      WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+      cudaDeviceProp prop{};
+      WARPKV_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+      device_ = prop.name;
+      cc_ = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+      sms_ = prop.multiProcessorCount;
+      l2_bytes_ = static_cast<std::size_t>(prop.l2CacheSize);
+      WARPKV_CUDA_CHECK(cudaDriverGetVersion(&driver_));
+      WARPKV_CUDA_CHECK(cudaRuntimeGetVersion(&runtime_));
+      cudaStream_t s = nullptr;
+      WARPKV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      ex_.stream = s;
+      WARPKV_CUDA_CHECK(cudaEventCreate(&start_));
+      WARPKV_CUDA_CHECK(cudaEventCreate(&stop_));
+#else
+      ex_ = execution::gpu();  // throws: this build has no CUDA backend
+#endif
+    } else {
+      ex_ = execution::host(co.host_tiles);
+      const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+      device_ = "host (" + std::to_string(threads) + " threads)";
+      progress(strf("NOTE: backend=host: timings are CPU wall-clock timings of host threads emulating warps "
+                    "(%u concurrent tiles on %u hardware threads); they are NOT GPU figures.",
+                    ex_.concurrent_host_tiles(), threads));
+    }
+  }
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+  ~session() {
+#if WARPKV_HAS_CUDA
+    if (cuda()) {
+      (void)cudaStreamSynchronize(ex_.stream);
+      (void)cudaEventDestroy(start_);
+      (void)cudaEventDestroy(stop_);
+      (void)cudaStreamDestroy(ex_.stream);
+    }
+#endif
+  }
+
+  [[nodiscard]] bool cuda() const { return ex_.where == warpkv::backend::cuda; }
+  [[nodiscard]] const execution& ex() const { return ex_; }
+  [[nodiscard]] const common_options& options() const { return co_; }
+  [[nodiscard]] int repeats(int fallback) const { return co_.repeats > 0 ? co_.repeats : fallback; }
+  /// Warm-up runs: --warmup, else the subcommand's default for this backend.
+  void default_warmup(int on_cuda, int on_host) { warmup_ = co_.warmup >= 0 ? co_.warmup : (cuda() ? on_cuda : on_host); }
+  [[nodiscard]] int warmup() const { return warmup_; }
+  /// Throughput for progress lines: G ops/s on the GPU, M ops/s on the host backend.
+  [[nodiscard]] double rate(std::uint64_t ops, double ms) const {
+    return ms > 0 ? static_cast<double>(ops) / (ms * (cuda() ? 1e6 : 1e3)) : 0.0;
+  }
+  [[nodiscard]] const char* rate_unit() const { return cuda() ? "G ops/s" : "M ops/s (host)"; }
+  [[nodiscard]] const std::string& device() const { return device_; }
+
+  /// Independent input sets to rotate between runs: at least 2, and on the GPU enough that
+  /// the sets together are twice the L2 (capped at 16 and by free device memory).
+  [[nodiscard]] int input_sets(std::uint64_t bytes_per_set, int copies_per_set = 1) const {
+    if (!cuda() || bytes_per_set == 0) return 2;
+    const double want = std::ceil(2.0 * static_cast<double>(l2_bytes_) / static_cast<double>(bytes_per_set));
+    int sets = static_cast<int>(std::clamp(want, 2.0, 16.0));
+#if !WARPKV_HAS_CUDA
+    (void)copies_per_set;
+#else
+    std::size_t free_b = 0, total_b = 0;
+    WARPKV_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    while (sets > 2 && static_cast<double>(sets) * static_cast<double>(copies_per_set) * static_cast<double>(bytes_per_set) >
+                           0.5 * static_cast<double>(free_b))
+      --sets;
+#endif
+    return sets;
+  }
+
+  /// Milliseconds of f() on the backend: CUDA events around it on the map's stream,
+  /// or the CPU's steady clock (the host backend is synchronous).
+  template <class F>
+  double time_ms(F&& f) {
+#if WARPKV_HAS_CUDA
+    if (cuda()) {
+      WARPKV_CUDA_CHECK(cudaEventRecord(start_, ex_.stream));
+      f();
+      WARPKV_CUDA_CHECK(cudaEventRecord(stop_, ex_.stream));
+      WARPKV_CUDA_CHECK(cudaEventSynchronize(stop_));
+      float ms = 0;
+      WARPKV_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+      return static_cast<double>(ms);
+    }
+#endif
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    warpkv::synchronize(ex_);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  /// warmup + repeats runs of body(r); setup(r) runs before each, untimed and waited for.
+  /// Returns the timings of the repeats.
+  template <class Setup, class Body>
+  std::vector<double> measure(int repeats, Setup&& setup, Body&& body) {
+    std::vector<double> out;
+    const int total = warmup_ + repeats;
+    for (int r = 0; r < total; ++r) {
+      setup(r);
+      warpkv::synchronize(ex_);
+      const double ms = time_ms([&] { body(r); });
+      if (r >= warmup_) out.push_back(ms);
+    }
+    return out;
+  }
+  [[nodiscard]] int last_run(int repeats) const { return warmup_ + repeats - 1; }
+
+  /// Fields every record carries.
+  [[nodiscard]] record base(const std::string& workload) const {
+    record r;
+    r.set("tool", "warpkv-bench").set("schema", 1).set("workload", workload);
+    r.set("backend", ex_.name()).set("device", device_);
+    r.set("timing", cuda() ? "cuda-events" : "cpu-wall-clock");
+    if (cuda()) {
+      r.set("driver_version", driver_).set("runtime_version", runtime_).set("compute_capability", cc_);
+      r.set("sm_count", sms_).set("l2_bytes", l2_bytes_);
+    } else {
+      r.set("host_tiles", ex_.concurrent_host_tiles()).set("hardware_threads", std::thread::hardware_concurrency());
+    }
+    r.set("warmup", warmup_).set("seed", co_.seed);
+    return r;
+  }
+
+ private:
+  common_options co_;
+  int warmup_ = 2;
+  execution ex_{};
+  std::string device_;
+  std::string cc_;
+  int driver_ = -1;
+  int runtime_ = -1;
+  int sms_ = 0;
+  std::size_t l2_bytes_ = 0;
+#if WARPKV_HAS_CUDA
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+#endif
+};
+
+// ---- inputs -------------------------------------------------------------------------------------
+
+/// Distinct keys by construction: key(c) = mix(c + offset), where mix is a bijection of the
+/// key's bit width, so distinct counters (below the reserved one) give distinct keys. The one
+/// counter that maps to the empty-key sentinel (the maximum) is redirected to the reserved
+/// counter's key, which no range uses. `offset` comes from a seeded std::mt19937_64.
+template <class K>
+class key_generator {
+ public:
+  static constexpr std::uint64_t reserved = std::numeric_limits<K>::max();  // counters stay below it
+
+  explicit key_generator(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    offset_ = rng();
+  }
+  K operator()(std::uint64_t counter) const {
+    const K k = mix(counter + offset_);
+    return k == std::numeric_limits<K>::max() ? mix(reserved + offset_) : k;
+  }
+  /// Throws unless counters [0, end) stay below the reserved one.
+  static void check_range(std::uint64_t end, const char* what) {
+    if (end >= reserved)
+      throw warpkv::error(warpkv::errc::invalid_argument,
+                          std::string("warpkv-bench: ") + what + " needs more distinct keys than the key type has");
+  }
+
+ private:
+  static K mix(std::uint64_t x) {
+    if constexpr (sizeof(K) == 4) {  // 32-bit xorshift-multiply finalizer: a bijection of uint32
+      std::uint32_t h = static_cast<std::uint32_t>(x);
+      h ^= h >> 16;
+      h *= 0x7feb352du;
+      h ^= h >> 15;
+      h *= 0x846ca68bu;
+      h ^= h >> 16;
+      return static_cast<K>(h);
+    } else {  // splitmix64 finalizer: a bijection of uint64
+      x ^= x >> 30;
+      x *= 0xbf58476d1ce4e5b9ull;
+      x ^= x >> 27;
+      x *= 0x94d049bb133111ebull;
+      x ^= x >> 31;
+      return static_cast<K>(x);
+    }
+  }
+  std::uint64_t offset_ = 0;
+};
+
+/// The value stored with a key (never 0, so a miss's Value{} never looks like a hit).
+template <class V, class K>
+V value_of(K k) {
+  std::uint64_t x = static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ull;
+  x ^= x >> 29;
+  return static_cast<V>(x | 1u);
+}
+
+template <class T>
+buffer<T> upload(const std::vector<T>& v, const execution& ex) {
+  return buffer<T>::from_host(std::span<const T>(v.data(), v.size()), ex);
+}
+
+std::uint64_t next_pow2(std::uint64_t n) {
+  std::uint64_t c = 1;
+  while (c < n) c <<= 1;
+  return c;
+}
+
+template <class K, class V>
+std::string type_name() {
+  return "u" + std::to_string(8 * sizeof(K)) + "/u" + std::to_string(8 * sizeof(V));
+}
+
+/// Records the failure of one check and reports it at once.
+struct checker {
+  std::vector<std::string> failures;
+  void expect(bool ok, const std::string& what) {
+    if (!ok) {
+      failures.push_back(what);
+      progress("CHECK FAILED: " + what);
+    }
+  }
+  [[nodiscard]] bool ok() const { return failures.empty(); }
+};
+
+/// Host copy of a status buffer's first n entries.
+std::vector<status> statuses_of(const buffer<status>& b, std::size_t n) {
+  std::vector<status> v(n);
+  b.copy_to_host(v.data(), n);
+  return v;
+}
+
+/// Throws unless (key_bits, value_bits, tile) is an instantiated map type.
+void check_built(int key_bits, int value_bits, int tile);
+
+/// Runs f.template operator()<K, V, T>() for the instantiated map types.
+template <class F>
+void dispatch(int key_bits, int value_bits, int tile, F&& f) {
+  using u32 = std::uint32_t;
+  using u64 = std::uint64_t;
+  if (key_bits == 32 && value_bits == 32) {
+    switch (tile) {
+      case 1: return f.template operator()<u32, u32, 1>();
+      case 4: return f.template operator()<u32, u32, 4>();
+      case 8: return f.template operator()<u32, u32, 8>();
+      case 32: return f.template operator()<u32, u32, 32>();
+      default: break;
+    }
+  } else if (key_bits == 64 && value_bits == 64 && tile == 4) {
+    return f.template operator()<u64, u64, 4>();
+  }
+  throw warpkv::error(warpkv::errc::unsupported,
+                      strf("warpkv-bench: map type u%d/u%d with tile %d is not built; built: u32/u32 with tile "
+                           "1, 4, 8 or 32 and u64/u64 with tile 4",
+                           key_bits, value_bits, tile));
+}
+
+struct no_work {
+  template <class K, class V, int T>
+  void operator()() const {}
+};
+void check_built(int key_bits, int value_bits, int tile) { dispatch(key_bits, value_bits, tile, no_work{}); }
+
+// ---- static: bulk insert, then finds, at exact load factors --------------------------------
+
+template <class K, class V, int T>
+bool run_static_config(session& ss, const static_options& so, std::uint64_t n_requested) {
+  using map_t = warpkv::hopscotch_map<K, V, T>;
+  const execution& ex = ss.ex();
+  const int repeats = ss.repeats(5);
+  const std::uint64_t capacity =
+      std::max<std::uint64_t>(64, next_pow2(static_cast<std::uint64_t>(std::ceil(static_cast<double>(n_requested) / 0.95))));
+  bool all_ok = true;
+
+  for (const double lf : so.load_factors) {
+    const auto n = static_cast<std::uint64_t>(std::floor(lf * static_cast<double>(capacity)));
+    if (n == 0) throw warpkv::error(warpkv::errc::invalid_argument, strf("warpkv-bench: load factor %g gives no keys", lf));
+    const int sets = ss.input_sets(n * (sizeof(K) + sizeof(V)), 5);
+    const int last = ss.last_run(repeats);
+    const int p = last % sets;  // the insert set the map holds after the timed inserts
+    key_generator<K> gen(ss.options().seed * 0x100000001b3ull + static_cast<std::uint64_t>(T) * 131 + sizeof(K));
+    key_generator<K>::check_range(2 * static_cast<std::uint64_t>(sets) * capacity, "--keys");
+    std::mt19937_64 rng(ss.options().seed + 7);
+    checker check;
+    const std::string cfg_name = strf("static %s T=%d lf=%.2f n=%llu C=%llu", type_name<K, V>().c_str(), T, lf,
+                                      static_cast<unsigned long long>(n), static_cast<unsigned long long>(capacity));
+
+    // Insert sets: distinct keys (counters [s*C, s*C+n)); keys of set p kept on the host.
+    std::vector<buffer<K>> ins_keys;
+    std::vector<buffer<V>> ins_values;
+    std::vector<K> held;
+    for (int s = 0; s < sets; ++s) {
+      std::vector<K> k(n);
+      std::vector<V> v(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        k[i] = gen(static_cast<std::uint64_t>(s) * capacity + i);
+        v[i] = value_of<V>(k[i]);
+      }
+      ins_keys.push_back(upload(k, ex));
+      ins_values.push_back(upload(v, ex));
+      if (s == p) held = std::move(k);
+    }
+    std::vector<buffer<status>> st;
+    std::vector<buffer<V>> vout;
+    for (int s = 0; s < sets; ++s) {
+      st.emplace_back(n, ex);
+      vout.emplace_back(n, ex);
+    }
+
+    warpkv::hopscotch_config cfg;
+    cfg.max_load_factor = 1.0;  // capacity C exactly; the load factor is then n / C
+    auto map = std::make_unique<map_t>(capacity, cfg, ex);
+    check.expect(map->capacity() == capacity, strf("%s: capacity() is %zu, wanted %llu", cfg_name.c_str(),
+                                                   map->capacity(), static_cast<unsigned long long>(capacity)));
+    bool grew = false;
+    std::uint64_t wrong_inserts = 0;
+
+    // ---- insert into an empty map (clear / re-creation untimed)
+    const auto insert_ms = ss.measure(
+        repeats,
+        [&](int) {
+          if (map->rehash_count() > 0 || map->capacity() != capacity) {
+            grew = true;
+            map = std::make_unique<map_t>(capacity, cfg, ex);
+          } else {
+            map->clear();
+          }
+        },
+        [&](int r) {
+          const int s = r % sets;
+          const auto sum = map->insert(ins_keys[s].data(), ins_values[s].data(), n, st[s].data());
+          if (sum[status::inserted] != n) ++wrong_inserts;
+        });
+    if (map->rehash_count() > 0 || map->capacity() != capacity) grew = true;
+    check.expect(wrong_inserts == 0, strf("%s: %llu insert runs did not report %llu inserted", cfg_name.c_str(),
+                                          static_cast<unsigned long long>(wrong_inserts), static_cast<unsigned long long>(n)));
+    check.expect(map->size() == n, strf("%s: size() is %zu after the inserts", cfg_name.c_str(), map->size()));
+    if (grew)
+      progress(strf("WARNING: %s: the map grew during the inserts (rehash_count %zu, capacity %zu): the load factor "
+                    "is not the requested one",
+                    cfg_name.c_str(), map->rehash_count(), map->capacity()));
+    ins_keys.clear();
+    ins_values.clear();
+
+    // ---- find inputs: hits (shuffles of the held keys), misses (disjoint counters), 50/50
+    std::vector<buffer<K>> hit_keys, miss_keys, mixed_keys;
+    std::vector<K> hit_last, miss_last, mixed_last;
+    std::vector<std::uint8_t> mixed_is_hit;
+    for (int s = 0; s < sets; ++s) {
+      std::vector<K> h = held;
+      std::shuffle(h.begin(), h.end(), rng);
+      std::vector<K> m(n);
+      for (std::uint64_t i = 0; i < n; ++i) m[i] = gen((static_cast<std::uint64_t>(sets) + s) * capacity + i);
+      // 50/50: the first half of a fresh shuffle of hits and the first half of the misses, shuffled together
+      std::vector<std::pair<K, std::uint8_t>> mix;
+      mix.reserve(n);
+      std::vector<K> h2 = held;
+      std::shuffle(h2.begin(), h2.end(), rng);
+      for (std::uint64_t i = 0; i < n / 2; ++i) mix.emplace_back(h2[i], 1);
+      for (std::uint64_t i = 0; mix.size() < n; ++i) mix.emplace_back(m[i], 0);
+      std::shuffle(mix.begin(), mix.end(), rng);
+      std::vector<K> mk(n);
+      for (std::uint64_t i = 0; i < n; ++i) mk[i] = mix[i].first;
+      hit_keys.push_back(upload(h, ex));
+      miss_keys.push_back(upload(m, ex));
+      mixed_keys.push_back(upload(mk, ex));
+      if (s == last % sets) {
+        hit_last = std::move(h);
+        miss_last = std::move(m);
+        mixed_last = std::move(mk);
+        mixed_is_hit.resize(n);
+        for (std::uint64_t i = 0; i < n; ++i) mixed_is_hit[i] = mix[i].second;
+      }
+    }
+    const auto no_setup = [](int) {};
+    const int q = last % sets;
+
+    const auto time_find = [&](std::vector<buffer<K>>& keys) {
+      return ss.measure(repeats, no_setup, [&](int r) {
+        const int s = r % sets;
+        map->find(keys[s].data(), n, vout[s].data(), st[s].data());
+      });
+    };
+    // Verifies the last timed run's outputs: expect_hit(i) says whether keys[i] is present.
+    const auto verify_find = [&](const char* what, const std::vector<K>& keys, auto&& expect_hit) {
+      const auto s = statuses_of(st[q], n);
+      std::vector<V> v(n);
+      vout[q].copy_to_host(v.data(), n);
+      std::uint64_t bad = 0;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        const bool hit = expect_hit(i);
+        if (hit ? (s[i] != status::found || v[i] != value_of<V>(keys[i])) : (s[i] != status::not_found || v[i] != V{}))
+          ++bad;
+      }
+      check.expect(bad == 0, strf("%s: %s: %llu of %llu results wrong", cfg_name.c_str(), what,
+                                  static_cast<unsigned long long>(bad), static_cast<unsigned long long>(n)));
+    };
+
+    const auto hit_ms = time_find(hit_keys);
+    verify_find("find_hit", hit_last, [](std::uint64_t) { return true; });
+    const auto miss_ms = time_find(miss_keys);
+    verify_find("find_miss", miss_last, [](std::uint64_t) { return false; });
+    const auto mixed_ms = time_find(mixed_keys);
+    verify_find("find_mixed", mixed_last, [&](std::uint64_t i) { return mixed_is_hit[i] != 0; });
+    check.expect(map->size() == n, strf("%s: size() is %zu after the finds", cfg_name.c_str(), map->size()));
+
+    // ---- records
+    const std::size_t slot_bytes = sizeof(typename map_t::slot_type);
+    std::string line = cfg_name + ":";
+    const auto report = [&](const char* operation, const std::vector<double>& ms, double ceiling) {
+      record r = ss.base("static");
+      r.set("operation", operation).set("map", "hopscotch_map").set("key_bits", 8 * sizeof(K));
+      r.set("value_bits", 8 * sizeof(V)).set("tile", T).set("config", type_name<K, V>() + " T=" + std::to_string(T));
+      r.set("keys_requested", n_requested).set("keys", n).set("capacity", capacity).set("load_factor", lf);
+      r.set("actual_load_factor", static_cast<double>(n) / static_cast<double>(capacity));
+      r.set("final_capacity", map->capacity()).set("grew", grew).set("rehash_count", map->rehash_count());
+      r.set("neighborhood", cfg.neighborhood).set("max_load_factor_config", cfg.max_load_factor);
+      r.set("repeats", repeats).set("input_sets", sets);
+      r.set("slot_bytes", slot_bytes).set("hop_word_bytes", sizeof(std::uint64_t));
+      r.set("table_bytes", map->capacity() * (slot_bytes + sizeof(std::uint64_t)));
+      const timing_stats t = summarize(ms);
+      add_timing(r, t, n);
+      r.set("ceiling_gops", ceiling).set("ceiling_note", "H100 reference: random 32-byte reads (find), 8-byte CAS (insert)");
+      if (ss.cuda() && t.median_ms > 0)
+        r.set("fraction_of_ceiling", static_cast<double>(n) / (t.median_ms * 1e6) / ceiling);
+      else
+        r.null("fraction_of_ceiling");
+      r.set("verified", check.ok());
+      emit(r);
+      line += strf(" %s %.3f", operation, ss.rate(n, t.median_ms));
+    };
+    report("insert", insert_ms, ceiling_insert_gops);
+    report("find_hit", hit_ms, ceiling_find_gops);
+    report("find_miss", miss_ms, ceiling_find_gops);
+    report("find_mixed", mixed_ms, ceiling_find_gops);
+    progress(line + " " + ss.rate_unit() + (grew ? " [GREW]" : "") + (check.ok() ? " [ok]" : " [FAILED]"));
+    all_ok = all_ok && check.ok();
+  }
+  return all_ok;
+}
+
+// ---- dynamic: one concurrent mixed batch --------------------------------------------------
+
+struct mix_spec {
+  int insert = 0, erase = 0, find = 0;
+  [[nodiscard]] std::string name() const { return strf("%d/%d/%d", insert, erase, find); }
+};
+
+mix_spec parse_mix(const std::string& text) {
+  mix_spec m;
+  char sep1 = 0, sep2 = 0;
+  int used = 0;
+  const int got = std::sscanf(text.c_str(), "%d%c%d%c%d%n", &m.insert, &sep1, &m.erase, &sep2, &m.find, &used);
+  const bool seps_ok = (sep1 == ',' || sep1 == '/') && sep2 == sep1;
+  if (got != 5 || !seps_ok || static_cast<std::size_t>(used) != text.size() || m.insert < 0 || m.erase < 0 ||
+      m.find < 0 || m.insert + m.erase + m.find != 100)
+    throw warpkv::error(warpkv::errc::invalid_argument,
+                        "warpkv-bench: --mix '" + text + "' must be INSERT,ERASE,FIND percents summing to 100");
+  return m;
+}
+
+/// One mixed batch on the host: op i and key i (uniform in [1, R]), drawn in parallel chunks,
+/// each from its own std::mt19937_64 seeded by (seed, set, chunk): the same for any thread count.
+template <class K, class V>
+void make_batch(std::uint64_t seed, int set, const mix_spec& mix, std::uint64_t range, std::vector<warpkv::op>& ops,
+                std::vector<K>& keys, std::vector<V>& values) {
+  const std::size_t n = ops.size();
+  constexpr std::size_t chunk = std::size_t{1} << 20;
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const unsigned workers = static_cast<unsigned>(
+      std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w) {
+    pool.emplace_back([&, w] {
+      for (std::size_t c = w; c < chunks; c += workers) {
+        std::seed_seq sq{seed, static_cast<std::uint64_t>(set), static_cast<std::uint64_t>(c)};
+        std::mt19937_64 rng(sq);
+        const std::size_t end = std::min(n, (c + 1) * chunk);
+        for (std::size_t i = c * chunk; i < end; ++i) {
+          const std::uint64_t x = rng();
+          const auto pct = static_cast<int>((x >> 32) % 100);
+          const K k = static_cast<K>(1 + (((x & 0xffffffffull) * range) >> 32));  // uniform in [1, R]
+          ops[i] = pct < mix.insert ? warpkv::op::insert
+                   : pct < mix.insert + mix.erase ? warpkv::op::erase
+                                                 : warpkv::op::find;
+          keys[i] = k;
+          values[i] = value_of<V>(k);
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+}
+
+template <class K, class V, int T>
+bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
+  using map_t = warpkv::hopscotch_map<K, V, T>;
+  const execution& ex = ss.ex();
+  const int repeats = ss.repeats(3);
+  const int last = ss.last_run(repeats);
+  bool all_ok = true;
+
+  for (const auto& mix_text : dyo.mixes) {
+    const mix_spec mix = parse_mix(mix_text);
+    for (const std::uint64_t range : dyo.key_ranges) {
+      if (range < 1 || range >= 0xffffffffull)
+        throw warpkv::error(warpkv::errc::invalid_argument, "warpkv-bench: --key-range must be in [1, 2^32-2]");
+      // Prefill: a random half of [1, R] (or nothing), the same for every repeat.
+      std::vector<K> pre;
+      if (dyo.prefill == "half") {
+        std::vector<K> all(range);
+        for (std::uint64_t i = 0; i < range; ++i) all[i] = static_cast<K>(i + 1);
+        std::mt19937_64 rng(ss.options().seed ^ (range * 0x9e3779b97f4a7c15ull));
+        std::shuffle(all.begin(), all.end(), rng);
+        pre.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(range / 2));
+      }
+      std::vector<V> pre_values(pre.size());
+      for (std::size_t i = 0; i < pre.size(); ++i) pre_values[i] = value_of<V>(pre[i]);
+      const auto pre_k = upload(pre, ex);
+      const auto pre_v = upload(pre_values, ex);
+
+      for (const double ops_d : dyo.ops) {
+        const auto n = static_cast<std::size_t>(ops_d);
+        const std::string cfg_name = strf("dynamic %s T=%d mix=%s R=%llu ops=%zu", type_name<K, V>().c_str(), T,
+                                          mix.name().c_str(), static_cast<unsigned long long>(range), n);
+        if (n >= 10000000) progress(cfg_name + ": generating and running...");
+        const int sets = ss.input_sets(n * (1 + sizeof(K) + sizeof(V)), 2);
+        const int q = last % sets;
+        std::vector<buffer<warpkv::op>> ops_b;
+        std::vector<buffer<K>> keys_b;
+        std::vector<buffer<V>> values_b;
+        std::vector<warpkv::op> ops_last;
+        std::vector<K> keys_last;
+        for (int s = 0; s < sets; ++s) {
+          std::vector<warpkv::op> o(n);
+          std::vector<K> k(n);
+          std::vector<V> v(n);
+          make_batch<K, V>(ss.options().seed + range * 1000003ull + static_cast<std::uint64_t>(mix.insert) * 101 +
+                               static_cast<std::uint64_t>(mix.erase),
+                           s, mix, range, o, k, v);
+          ops_b.push_back(upload(o, ex));
+          keys_b.push_back(upload(k, ex));
+          values_b.push_back(upload(v, ex));
+          if (s == q) {
+            ops_last = std::move(o);
+            keys_last = std::move(k);
+          }
+        }
+        std::vector<buffer<status>> st;
+        std::vector<buffer<V>> vout;
+        for (int s = 0; s < sets; ++s) {
+          st.emplace_back(n, ex);
+          vout.emplace_back(n, ex);
+        }
+
+        warpkv::hopscotch_config cfg;  // defaults: max load factor 0.9, so R keys always fit
+        std::unique_ptr<map_t> map;
+        warpkv::batch_summary last_sum;
+        const auto ms = ss.measure(
+            repeats,
+            [&](int) {
+              map.reset();
+              map = std::make_unique<map_t>(range, cfg, ex);
+              if (!pre.empty()) map->insert(pre_k.data(), pre_v.data(), pre.size());
+            },
+            [&](int r) {
+              const int s = r % sets;
+              last_sum = map->execute(ops_b[s].data(), keys_b[s].data(), values_b[s].data(), n, st[s].data(),
+                                      vout[s].data());
+            });
+
+        // ---- verify the last timed batch
+        checker check;
+        const auto s = statuses_of(st[q], n);
+        std::vector<V> v(n);
+        vout[q].copy_to_host(v.data(), n);
+        std::uint64_t full = 0, invalid = 0, implausible = 0, wrong_value = 0;
+        std::uint64_t count[warpkv::num_status_kinds] = {};
+        for (std::size_t i = 0; i < n; ++i) {
+          ++count[static_cast<int>(s[i])];
+          if (s[i] == status::full) ++full;
+          if (s[i] == status::invalid_key) ++invalid;
+          bool plausible = false;
+          switch (ops_last[i]) {
+            case warpkv::op::insert: plausible = s[i] == status::inserted || s[i] == status::found; break;
+            case warpkv::op::erase: plausible = s[i] == status::erased || s[i] == status::not_found; break;
+            default: plausible = s[i] == status::found || s[i] == status::not_found; break;
+          }
+          if (!plausible) ++implausible;
+          if (ops_last[i] == warpkv::op::find && s[i] == status::found && v[i] != value_of<V>(keys_last[i])) ++wrong_value;
+        }
+        check.expect(full == 0 && invalid == 0 && last_sum[status::full] == 0 && last_sum[status::invalid_key] == 0,
+                     strf("%s: %llu full and %llu invalid_key results", cfg_name.c_str(),
+                          static_cast<unsigned long long>(full), static_cast<unsigned long long>(invalid)));
+        check.expect(implausible == 0, strf("%s: %llu statuses do not fit their operation", cfg_name.c_str(),
+                                            static_cast<unsigned long long>(implausible)));
+        check.expect(wrong_value == 0, strf("%s: %llu finds returned a wrong value", cfg_name.c_str(),
+                                            static_cast<unsigned long long>(wrong_value)));
+        const std::size_t expected_size = pre.size() + count[static_cast<int>(status::inserted)] -
+                                          count[static_cast<int>(status::erased)];
+        const auto entries = map->retrieve_all();
+        check.expect(map->size() == expected_size && entries.first.size() == expected_size && expected_size <= range,
+                     strf("%s: size() %zu, retrieve_all %zu, expected %zu", cfg_name.c_str(), map->size(),
+                          entries.first.size(), expected_size));
+        const bool grew = map->rehash_count() > 0;
+
+        record r = ss.base("dynamic");
+        r.set("operation", "mixed").set("map", "hopscotch_map").set("key_bits", 8 * sizeof(K));
+        r.set("value_bits", 8 * sizeof(V)).set("tile", T).set("config", type_name<K, V>() + " T=" + std::to_string(T));
+        r.set("mix", mix.name()).set("insert_pct", mix.insert).set("erase_pct", mix.erase).set("find_pct", mix.find);
+        r.set("key_range", range).set("ops", n).set("prefill", dyo.prefill).set("prefill_keys", pre.size());
+        r.set("capacity", map->capacity()).set("grew", grew).set("rehash_count", map->rehash_count());
+        r.set("repeats", repeats).set("input_sets", sets).set("fresh_map_per_repeat", true);
+        for (int k = 0; k < warpkv::num_status_kinds; ++k)
+          r.set(std::string("status_") + std::string(warpkv::to_string(static_cast<status>(k))), count[k]);
+        const timing_stats t = summarize(ms);
+        add_timing(r, t, n);
+        r.set("verified", check.ok());
+        emit(r);
+        progress(strf("%s: %.3f %s%s%s", cfg_name.c_str(), ss.rate(n, t.median_ms), ss.rate_unit(),
+                      grew ? " [GREW]" : "", check.ok() ? " [ok]" : " [FAILED]"));
+        all_ok = all_ok && check.ok();
+      }
+    }
+  }
+  return all_ok;
+}
+
+}  // namespace
+
+// ---- entry points -------------------------------------------------------------------------
+
+int run_static(const common_options& co, const static_options& so) {
+  for (const int tile : so.tiles) check_built(so.key_bits, so.value_bits, tile);
+  session ss(co);
+  const std::uint64_t n = so.keys != 0 ? so.keys : (ss.cuda() ? (std::uint64_t{1} << 22) : (std::uint64_t{1} << 16));
+  bool ok = true;
+  for (const int tile : so.tiles)
+    dispatch(so.key_bits, so.value_bits, tile, [&]<class K, class V, int T>() {
+      ok = run_static_config<K, V, T>(ss, so, n) && ok;
+    });
+  if (!ok) progress("warpkv-bench static: some checks FAILED");
+  return ok ? 0 : 1;
+}
+
+int run_dynamic(const common_options& co, const dynamic_options& dyo) {
+  for (const auto& m : dyo.mixes) (void)parse_mix(m);  // reject bad arguments before any work
+  for (const int tile : dyo.tiles) check_built(dyo.key_bits, dyo.value_bits, tile);
+  session ss(co);
+  bool ok = true;
+  for (const int tile : dyo.tiles)
+    dispatch(dyo.key_bits, dyo.value_bits, tile, [&]<class K, class V, int T>() {
+      ok = run_dynamic_config<K, V, T>(ss, dyo) && ok;
+    });
+  if (!ok) progress("warpkv-bench dynamic: some checks FAILED");
+  return ok ? 0 : 1;
+}
+
+int run_demo(const common_options& co, const demo_options& dmo) {
+  configure_output(co.out, false);  // the demo prints a table; JSON lines only with --out
+  session ss(co);
+  ss.default_warmup(1, 0);
+  using K = std::uint32_t;
+  using V = std::uint32_t;
+  constexpr int T = 4;
+  using map_t = warpkv::hopscotch_map<K, V, T>;
+  const execution& ex = ss.ex();
+  const std::uint64_t n = dmo.keys != 0 ? dmo.keys : (ss.cuda() ? (std::uint64_t{1} << 20) : (std::uint64_t{1} << 14));
+  const int repeats = ss.repeats(ss.cuda() ? 3 : 1);
+  key_generator<K> gen(co.seed);
+  key_generator<K>::check_range(2 * n, "--keys");
+  checker check;
+  std::vector<table_row> rows;
+
+  std::vector<K> keys(n), misses(n);
+  std::vector<V> values(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    keys[i] = gen(i);
+    values[i] = value_of<V>(keys[i]);
+    misses[i] = gen(n + i);
+  }
+  auto keys_b = upload(keys, ex);
+  auto values_b = upload(values, ex);
+  auto misses_b = upload(misses, ex);
+  buffer<status> st(n, ex);
+  buffer<V> vout(n, ex);
+
+  std::unique_ptr<map_t> map;
+  const auto row = [&](const std::string& name, std::uint64_t ops, const std::vector<double>& ms, bool ok) {
+    const timing_stats t = summarize(ms);
+    rows.push_back({name, ops, t.median_ms, ok});
+    if (!co.out.empty()) {
+      record r = ss.base("demo");
+      r.set("operation", name).set("map", "hopscotch_map").set("config", "u32/u32 T=4").set("tile", T);
+      r.set("keys", n).set("ops", ops).set("repeats", ms.size()).set("verified", ok);
+      add_timing(r, t, ops);
+      emit(r);
+    }
+  };
+  const auto find_check = [&](const std::vector<K>& k, auto&& expect_hit) {
+    const auto s = statuses_of(st, k.size());
+    std::vector<V> v(k.size());
+    vout.copy_to_host(v.data(), k.size());
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      const bool hit = expect_hit(i);
+      if (hit ? (s[i] != status::found || v[i] != value_of<V>(k[i])) : s[i] != status::not_found) return false;
+    }
+    return true;
+  };
+
+  // 1. bulk insert into a fresh map (creation untimed)
+  warpkv::batch_summary sum;
+  const auto ins_ms = ss.measure(
+      repeats, [&](int) { map.reset(); map = std::make_unique<map_t>(n, warpkv::hopscotch_config{}, ex); },
+      [&](int) { sum = map->insert(keys_b.data(), values_b.data(), n, st.data()); });
+  bool ok = sum[status::inserted] == n && map->size() == n;
+  check.expect(ok, strf("insert: %llu inserted, size() %zu, expected %llu",
+                        static_cast<unsigned long long>(sum[status::inserted]), map->size(), static_cast<unsigned long long>(n)));
+  row("insert", n, ins_ms, ok);
+
+  // 2. find: all hits, then all misses
+  const auto none = [](int) {};
+  auto ms = ss.measure(repeats, none, [&](int) { map->find(keys_b.data(), n, vout.data(), st.data()); });
+  ok = find_check(keys, [](std::size_t) { return true; });
+  check.expect(ok, "find (hits): a key was missing or had a wrong value");
+  row("find (hits)", n, ms, ok);
+  ms = ss.measure(repeats, none, [&](int) { map->find(misses_b.data(), n, vout.data(), st.data()); });
+  ok = find_check(misses, [](std::size_t) { return false; });
+  check.expect(ok, "find (misses): an absent key was found");
+  row("find (misses)", n, ms, ok);
+
+  // 3. erase the first half (timed once), then look everything up again
+  const std::uint64_t half = n / 2;
+  ms = {ss.time_ms([&] { sum = map->erase(keys_b.data(), half, st.data()); })};
+  ok = sum[status::erased] == half && map->size() == n - half;
+  check.expect(ok, strf("erase: %llu erased, size() %zu", static_cast<unsigned long long>(sum[status::erased]), map->size()));
+  row("erase (half)", half, ms, ok);
+  ms = {ss.time_ms([&] { map->find(keys_b.data(), n, vout.data(), st.data()); })};
+  ok = find_check(keys, [&](std::size_t i) { return i >= half; });
+  check.expect(ok, "find after erase: an erased key was found or a kept key was missing");
+  row("find after erase", n, ms, ok);
+
+  // 4. one mixed batch (20% insert, 20% erase, 60% find) over keys [1, n], on a fresh map
+  {
+    const mix_spec mix{20, 20, 60};
+    std::vector<warpkv::op> o(n);
+    std::vector<K> k(n);
+    std::vector<V> v(n);
+    make_batch<K, V>(co.seed, 0, mix, n, o, k, v);
+    const auto o_b = upload(o, ex);
+    const auto k_b = upload(k, ex);
+    const auto v_b = upload(v, ex);
+    const auto mixed_ms = ss.measure(
+        repeats, [&](int) { map.reset(); map = std::make_unique<map_t>(n, warpkv::hopscotch_config{}, ex); },
+        [&](int) { sum = map->execute(o_b.data(), k_b.data(), v_b.data(), n, st.data(), vout.data()); });
+    const auto entries = map->retrieve_all();
+    ok = sum[status::full] == 0 && sum[status::invalid_key] == 0 &&
+         map->size() == sum[status::inserted] - sum[status::erased] && entries.first.size() == map->size();
+    for (std::size_t i = 0; ok && i < entries.first.size(); ++i) ok = entries.second[i] == value_of<V>(entries.first[i]);
+    check.expect(ok, strf("mixed batch: full %llu, invalid %llu, size() %zu, retrieve_all %zu",
+                          static_cast<unsigned long long>(sum[status::full]),
+                          static_cast<unsigned long long>(sum[status::invalid_key]), map->size(), entries.first.size()));
+    row("mixed 20/20/60 (fresh map)", n, mixed_ms, ok);
+  }
+
+  map.reset();
+  const std::string title =
+      strf("warpkv demo: hopscotch_map<u32,u32,4> on %s [%s], %llu keys, median of %d runs after %d warm-up", ss.device().c_str(),
+           ss.cuda() ? "GPU, CUDA events" : "host threads emulating warps, CPU wall clock, NOT GPU figures",
+           static_cast<unsigned long long>(n), repeats, ss.warmup());
+  print_table(title, rows, !ss.cuda());
+  if (check.ok()) {
+    std::printf("check: OK (inserts, finds of hits and misses, erases and a mixed batch all verified)\n");
+    return 0;
+  }
+  std::printf("check: FAILED (%zu checks failed; see stderr)\n", check.failures.size());
+  return 1;
+}
+
+}  // namespace warpkv_bench
