@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/key_value.hpp"
 #include "warpkv/core/status.hpp"
@@ -188,19 +189,23 @@ class hopscotch_ref {
   /// claimed (invisible to lookups: no slot holds kb yet). Returns the offset, -1 if there is
   /// none, or `busy` if another insert of kb holds a claim in this range: then waiting beats
   /// claiming a second slot, which under hot-key contention would flood the neighborhood.
+  /// *crowded is set when the range held slots claimed by other operations (room may free up).
   template <class Tile>
-  WARPKV_HD long claim_empty(const Tile& t, std::size_t b, std::size_t from, std::size_t to, key_bits kb) const {
+  WARPKV_HD long claim_empty(const Tile& t, std::size_t b, std::size_t from, std::size_t to, key_bits kb,
+                             bool* crowded) const {
     constexpr unsigned T = Tile::size();
     const unsigned rank = t.thread_rank();
     for (std::size_t base = from; base < to; base += T) {
       const std::size_t o = base + rank;
-      bool empty = false, theirs = false;
+      bool empty = false, theirs = false, taken = false;
       if (o < to) {
         const auto e = layout::load(slots_[idx(b, o)], memory_order::relaxed);
         empty = e.key == empty_;
+        taken = e.key == claimed_;
         theirs = layout::holds_claim_of(e, claimed_, kb);
       }
       if (t.any(theirs)) return busy;
+      if (t.any(taken)) *crowded = true;
       std::uint32_t candidates = t.ballot(empty);
       long claimed = -1;
       if (rank == 0) {
@@ -328,7 +333,7 @@ class hopscotch_ref {
     if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const std::size_t b = home_bits(kb);
     const bool leader = t.thread_rank() == 0;
-    int full_attempts = 0;
+    int full_attempts = 0, crowded_attempts = 0, waits = 0;
     for (;;) {
       snapshot s = search(t, b, kb);
       if (s.offset >= 0) {
@@ -341,13 +346,18 @@ class hopscotch_ref {
       // or erased: one of them may be kb.
       if (detail::hop::locked(s.hop) || s.pending) continue;
       // Fast path: a free slot inside the neighborhood, claimed and published by two CASes.
-      long off = claim_empty(t, b, 0, h_, kb);
-      if (off == busy) continue;  // another insert of kb is under way: its outcome decides ours
+      bool crowded = false;
+      long off = claim_empty(t, b, 0, h_, kb, &crowded);
+      if (off == busy) {  // another insert of kb is under way: its outcome decides ours
+        backoff(++waits);
+        continue;
+      }
       if (off >= 0) {
         bool ok = false;
         if (leader) ok = commit(b, s.hop, static_cast<unsigned>(off), kb, vb);
         if (t.shfl(ok, 0)) return status::inserted;
         release(t, idx(b, off));
+        backoff(++waits);  // b changed under us: another writer won this round
         continue;
       }
       // Slow path: claim a free slot beyond the neighborhood and hop it back toward b. When
@@ -356,7 +366,7 @@ class hopscotch_ref {
       long e_off = -1;
       int holes = 0;
       for (std::size_t from = h_; from < max_probe_ && holes < max_holes; ++holes) {
-        off = claim_empty(t, b, from, max_probe_, kb);
+        off = claim_empty(t, b, from, max_probe_, kb, &crowded);
         if (off < 0) break;
         std::size_t e = idx(b, static_cast<std::size_t>(off));
         while (((e - b) & mask_) >= h_) {
@@ -371,10 +381,18 @@ class hopscotch_ref {
         release(t, e);  // give the stuck hole back
         from = static_cast<std::size_t>(off) + 1;
       }
-      if (off == busy) continue;
+      if (off == busy) {
+        backoff(++waits);
+        continue;
+      }
       if (e_off < 0) {
-        // Claims of concurrent inserts are transient and can hide free slots: look again a few
-        // times before reporting that the table has no room for this key.
+        // Claims of concurrent operations are transient and can hide free slots (on a GPU a herd
+        // of inserts can claim a small table's every free slot at once): while others' claims
+        // are in sight, back off and look again; report full only after fresh looks without them.
+        if (crowded && ++crowded_attempts < max_crowded_attempts) {
+          backoff(crowded_attempts);
+          continue;
+        }
         if (++full_attempts < max_full_attempts) continue;
         return status::full;
       }
@@ -396,6 +414,7 @@ class hopscotch_ref {
   static constexpr long busy = -2;
   static constexpr long retry = -3;
   static constexpr int max_full_attempts = 3;  // fresh looks before reporting full
+  static constexpr int max_crowded_attempts = 64;  // looks while other operations' claims are in sight
   static constexpr int max_holes = 4;          // free slots tried per look when holes get stuck
 
   slot_type* slots_ = nullptr;
