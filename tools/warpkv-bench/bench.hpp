@@ -49,11 +49,23 @@ struct demo_options {
   std::uint64_t keys = 0;  ///< 0: 2^20 on cuda, 2^14 on host
 };
 
+struct stm_options {
+  std::vector<std::string> workloads{"bank", "paper", "sort"};
+  std::vector<std::uint64_t> accounts;        ///< bank; empty: 128,1024,16384,1048576 cuda / 16,128,1024 host
+  std::uint64_t transfers = 0;                ///< bank transfers per run; 0: 2^20 cuda, 2^16 host
+  std::vector<std::uint64_t> paper_accounts;  ///< empty: 100000,1000000
+  std::vector<unsigned> read_only_percents{20, 80};
+  std::uint64_t paper_txs = 0;                ///< paper bank transactions per run; 0: 2^18 cuda, 2^12 host
+  std::vector<std::uint64_t> sizes;           ///< sort keys (powers of two); empty: 2^10..2^20 cuda, 2^10..2^14 host
+};
+
 /// Entry points (workloads.cpp). They return the process exit code: non-zero when a
 /// verification failed. Errors of the library or the inputs are thrown.
 int run_static(const common_options&, const static_options&);
 int run_dynamic(const common_options&, const dynamic_options&);
 int run_demo(const common_options&, const demo_options&);
+/// warpkv::stm vs locks and atomics, the papers' bank, bitonic sort (stm_workloads.cpp).
+int run_stm(const common_options&, const stm_options&);
 
 // ---- one JSON record -------------------------------------------------------------------------
 using field_value = std::variant<std::monostate, bool, std::int64_t, double, std::string>;

@@ -1,4 +1,5 @@
-// warpkv-bench: command line (host code only; the workloads live in workloads.cpp).
+// warpkv-bench: command line (host code only; the workloads live in workloads.cpp and
+// stm_workloads.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,9 +49,9 @@ void add_common(CLI::App& sub, common_options& c) {
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
   sub.add_option("--out", c.out, "Append JSON lines to FILE (they are always printed to stdout)");
-  sub.add_option("--repeats", c.repeats, "Timed runs per measurement (default: 5 static, 3 dynamic; demo: 3 on cuda, 1 on host)")
+  sub.add_option("--repeats", c.repeats, "Timed runs per measurement (default: 5 static, 3 dynamic; demo: 3 on cuda, 1 on host; stm: 5 on cuda, 2 on host)")
       ->check(CLI::Range(1, 1000));
-  sub.add_option("--warmup", c.warmup, "Untimed runs before the timed ones (default: 2; demo: 1 on cuda, 0 on host)")
+  sub.add_option("--warmup", c.warmup, "Untimed runs before the timed ones (default: 2; demo: 1 on cuda, 0 on host; stm: 2 on cuda, 1 on host)")
       ->check(CLI::Range(0, 1000));
   sub.add_option("--host-tiles", c.host_tiles, "Concurrent tiles of the host backend (0: library default)")
       ->capture_default_str();
@@ -106,6 +107,28 @@ int main(int argc, char** argv) {
   add_common(*m, common);
   m->add_option("--keys", de_keys, "Keys (default 2^20 on cuda, 2^14 on host)");
 
+  stm_options sm;
+  std::vector<std::string> sm_accounts, sm_paper_accounts, sm_sizes;
+  std::string sm_transfers, sm_paper_txs;
+  auto* x = app.add_subcommand("stm", "warpkv::stm: bank transfers vs locks/atomics, the papers' bank, bitonic sort");
+  add_common(*x, common);
+  x->add_option("--workloads", sm.workloads, "Workloads, comma-separated: bank, paper, sort")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bank", "paper", "sort"}))
+      ->capture_default_str();
+  x->add_option("--accounts", sm_accounts, "Bank: account counts, comma-separated (default 128,1024,16384,1048576 cuda; 16,128,1024 host)")
+      ->delimiter(',');
+  x->add_option("--transfers", sm_transfers, "Bank: transfers per run (default 2^20 cuda, 2^16 host; the global lock runs at most 2^16 / 2^12)");
+  x->add_option("--paper-accounts", sm_paper_accounts, "Papers' bank: account counts, comma-separated (default 100000,1000000)")
+      ->delimiter(',');
+  x->add_option("--read-only", sm.read_only_percents, "Papers' bank: read-only transaction percents, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(0u, 100u))
+      ->capture_default_str();
+  x->add_option("--paper-txs", sm_paper_txs, "Papers' bank: transactions per run (default 2^18 cuda, 2^12 host)");
+  x->add_option("--sizes", sm_sizes, "Sort: key counts, powers of two, comma-separated (default 2^10,2^12,..,2^20 on cuda; 2^10..2^14 on host)")
+      ->delimiter(',');
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -119,6 +142,11 @@ int main(int argc, char** argv) {
       for (const double big : {1e7, 1e8})
         if (std::find(dy.ops.begin(), dy.ops.end(), big) == dy.ops.end()) dy.ops.push_back(big);
     }
+    for (const auto& a : sm_accounts) sm.accounts.push_back(parse_count(a, "--accounts"));
+    for (const auto& a : sm_paper_accounts) sm.paper_accounts.push_back(parse_count(a, "--paper-accounts"));
+    for (const auto& a : sm_sizes) sm.sizes.push_back(parse_count(a, "--sizes"));
+    if (!sm_transfers.empty()) sm.transfers = parse_count(sm_transfers, "--transfers");
+    if (!sm_paper_txs.empty()) sm.paper_txs = parse_count(sm_paper_txs, "--paper-txs");
     if (!dy_ranges.empty()) {
       dy.key_ranges.clear();
       for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
@@ -131,6 +159,7 @@ int main(int argc, char** argv) {
     configure_output(common.out, true);
     if (s->parsed()) return run_static(common, st);
     if (d->parsed()) return run_dynamic(common, dy);
+    if (x->parsed()) return run_stm(common, sm);
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';

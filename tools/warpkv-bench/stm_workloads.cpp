@@ -1,0 +1,647 @@
+// warpkv-bench stm: throughput of warpkv::stm against lock-based and lock-free baselines.
+// Compiled by nvcc when the CUDA backend is on (warpkv_target in CMakeLists.txt), by the host
+// compiler otherwise; CUDA-only parts (events, CUB) sit under #if WARPKV_HAS_CUDA.
+//
+//   bank   random transfers between --accounts accounts: STM (opaque) vs two relaxed atomics
+//          (no isolation: the ceiling), two per-account spin locks in address order with
+//          back-off, one global lock. Verified: the total is conserved.
+//   paper  the STM papers' bank: 100k / 1M accounts, 20% / 80% read-only transactions
+//          (50 reads), update transactions of 25 transfers. Commits/s. Verified: total
+//          conserved, every transaction committed, the global clock counts the update commits.
+//   sort   bitonic sort: CPU std::sort, CPU bitonic, backend bitonic without STM (one
+//          compare-exchange per thread per step, a launch per step), backend bitonic with each
+//          compare-exchange a 2-object transaction, cub::DeviceRadixSort (GPU only).
+//          Verified: output equals std::sort's.
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <functional>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench.hpp"
+#include "session.hpp"
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/launcher.hpp"
+#include "warpkv/stm/stm.hpp"
+
+#if WARPKV_HAS_CUDA
+#include <cub/device/device_radix_sort.cuh>
+#endif
+
+namespace warpkv_bench {
+
+namespace {
+
+using warpkv::atomic_ref;
+using warpkv::buffer;
+using warpkv::execution;
+using warpkv::memory_order;
+namespace stm = warpkv::stm;
+using u64 = std::uint64_t;
+using ull = unsigned long long;
+
+constexpr std::int64_t initial_balance = 1000;
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+WARPKV_HD inline u64 mix(u64 x) {  // splitmix64 finalizer
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+WARPKV_HD inline void spin_lock(unsigned* l) {
+  for (int attempt = 0;; ++attempt) {
+    unsigned expected = 0;
+    if (atomic_ref<unsigned>(*l).load(memory_order::relaxed) == 0 &&
+        atomic_ref<unsigned>(*l).compare_exchange(expected, 1u, memory_order::acquire))
+      return;
+    warpkv::backoff(attempt < 64 ? attempt : 64);  // 32 ns .. 32 us on the GPU, a yield on the host
+  }
+}
+WARPKV_HD inline void spin_unlock(unsigned* l) { atomic_ref<unsigned>(*l).store(0u, memory_order::release); }
+
+/// Transfer k of a run: distinct accounts from/to and an amount in [1, 50].
+struct transfer_t {
+  std::size_t from, to;
+  std::int64_t amount;
+};
+WARPKV_HD inline transfer_t make_transfer(u64 seed, u64 k, std::size_t n) {
+  const u64 r = mix(seed ^ (k * 0x9e3779b97f4a7c15ull));
+  transfer_t t{};
+  t.from = static_cast<std::size_t>(r % n);
+  t.to = static_cast<std::size_t>((r >> 21) % (n - 1));
+  if (t.to >= t.from) ++t.to;
+  t.amount = static_cast<std::int64_t>((r >> 50) % 50) + 1;
+  return t;
+}
+
+/// Per-lane counters, added to global counters once per lane (launcher's flush).
+struct counts {
+  ull attempts = 0, commits = 0;
+  std::int64_t checksum = 0;  // keeps read-only results observable; not reported
+};
+WARPKV_HD inline void flush_counts(const counts& c, ull* out) {
+  if (c.attempts != 0) atomic_ref<ull>(out[0]).fetch_add(c.attempts, memory_order::relaxed);
+  if (c.commits != 0) atomic_ref<ull>(out[1]).fetch_add(c.commits, memory_order::relaxed);
+}
+
+// Every body handles items [tile_index * chunk, (tile_index + 1) * chunk), lanes strided.
+#define WARPKV_BENCH_FOR_ITEMS(i)                                                             \
+  const std::size_t begin_ = tile_index * chunk;                                              \
+  const std::size_t end_ = begin_ + chunk < items ? begin_ + chunk : items;                   \
+  for (std::size_t i = begin_ + t.thread_rank(); i < end_; i += Tile::size())
+
+// ---- bank bodies --------------------------------------------------------------------------------
+
+struct bank_stm_body {
+  using accumulator = counts;
+  stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
+  u64 seed;
+  std::size_t items, chunk;
+  ull* stats;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index, accumulator& acc) const {
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      const transfer_t x = make_transfer(seed, i, accounts.size());
+      stm::transaction<std::int64_t, stm::mode::opaque, 2, 2> tx(accounts, seed ^ i);
+      const stm::tx_status s = stm::atomically(tx, [&](auto& a) {
+        const std::int64_t f = a.read(x.from), g = a.read(x.to);
+        if (!a.ok()) return;
+        a.write(x.from, f - x.amount);
+        a.write(x.to, g + x.amount);
+      });
+      acc.attempts += tx.attempts();
+      acc.commits += s == stm::tx_status::committed ? 1 : 0;
+    }
+  }
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator& acc) const {
+    flush_counts(acc, stats);
+  }
+};
+
+struct bank_atomic_body {  // two relaxed atomics: no isolation
+  ull* balance;
+  std::size_t n;
+  u64 seed;
+  std::size_t items, chunk;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      const transfer_t x = make_transfer(seed, i, n);
+      atomic_ref<ull>(balance[x.from]).fetch_add(static_cast<ull>(-x.amount), memory_order::relaxed);
+      atomic_ref<ull>(balance[x.to]).fetch_add(static_cast<ull>(x.amount), memory_order::relaxed);
+    }
+  }
+};
+
+struct bank_lock_body {  // per-account spin locks taken in address order, or one global lock
+  ull* balance;
+  unsigned* locks;
+  std::size_t n;
+  u64 seed;
+  std::size_t items, chunk;
+  bool global;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      const transfer_t x = make_transfer(seed, i, n);
+      unsigned* first = global ? locks : locks + (x.from < x.to ? x.from : x.to);
+      unsigned* second = global ? nullptr : locks + (x.from < x.to ? x.to : x.from);
+      spin_lock(first);
+      if (second != nullptr) spin_lock(second);
+      atomic_ref<ull> f(balance[x.from]), g(balance[x.to]);  // relaxed: the locks order them
+      f.store(f.load(memory_order::relaxed) - static_cast<ull>(x.amount), memory_order::relaxed);
+      g.store(g.load(memory_order::relaxed) + static_cast<ull>(x.amount), memory_order::relaxed);
+      if (second != nullptr) spin_unlock(second);
+      spin_unlock(first);
+    }
+  }
+};
+
+// ---- paper bank body ----------------------------------------------------------------------------
+
+constexpr int paper_reads = 50;
+constexpr int paper_transfers = 25;
+
+struct paper_body {
+  using accumulator = counts;
+  stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
+  u64 seed;
+  unsigned read_only_percent;
+  std::size_t items, chunk;
+  ull* stats;  // attempts, commits, update commits, read-only commits
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index, accumulator& acc) const {
+    const std::size_t n = accounts.size();
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      const u64 r = mix(seed ^ (i * 0xd1b54a32d192ed03ull));
+      stm::tx_status s;
+      unsigned attempts = 0;
+      if (r % 100 < read_only_percent) {
+        stm::transaction<std::int64_t, stm::mode::opaque, paper_reads, 1> tx(accounts, r);
+        std::int64_t sum = 0;
+        s = stm::atomically(tx, [&](auto& a) {
+          sum = 0;
+          for (int k = 0; k < paper_reads; ++k) {
+            std::int64_t v = 0;
+            if (!a.read(static_cast<std::size_t>(mix(r + static_cast<u64>(k)) % n), v)) return;
+            sum += v;
+          }
+        });
+        attempts = tx.attempts();
+        acc.checksum += sum;
+      } else {
+        stm::transaction<std::int64_t, stm::mode::opaque, 2 * paper_transfers, 2 * paper_transfers> tx(accounts, r);
+        s = stm::atomically(tx, [&](auto& a) {
+          for (int k = 0; k < paper_transfers; ++k) {
+            const transfer_t x = make_transfer(r, static_cast<u64>(k), n);
+            const std::int64_t f = a.read(x.from), g = a.read(x.to);
+            if (!a.ok()) return;
+            a.write(x.from, f - x.amount);
+            a.write(x.to, g + x.amount);
+          }
+        });
+        attempts = tx.attempts();
+        if (s == stm::tx_status::committed) atomic_ref<ull>(stats[2]).fetch_add(1, memory_order::relaxed);
+      }
+      acc.attempts += attempts;
+      acc.commits += s == stm::tx_status::committed ? 1 : 0;
+    }
+  }
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator& acc) const {
+    flush_counts(acc, stats);
+  }
+};
+
+// ---- bitonic bodies -----------------------------------------------------------------------------
+
+/// Compare-exchange i of step (k, j) of a bitonic network over n = 2 * items keys.
+WARPKV_HD inline void bitonic_pair(std::size_t i, std::size_t k, std::size_t j, std::size_t& lo, std::size_t& hi,
+                                   bool& ascending) {
+  lo = (i / j) * 2 * j + (i % j);
+  hi = lo + j;
+  ascending = (lo & k) == 0;
+}
+
+struct bitonic_body {
+  std::uint32_t* keys;
+  std::size_t k, j, items, chunk;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      std::size_t lo = 0, hi = 0;
+      bool up = true;
+      bitonic_pair(i, k, j, lo, hi, up);
+      const std::uint32_t a = keys[lo], b = keys[hi];
+      if ((a > b) == up) {
+        keys[lo] = b;
+        keys[hi] = a;
+      }
+    }
+  }
+};
+
+struct bitonic_stm_body {
+  using accumulator = counts;
+  stm::heap_ref<std::uint32_t, stm::mode::opaque> keys;
+  std::size_t k, j, items, chunk;
+  ull* stats;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index, accumulator& acc) const {
+    WARPKV_BENCH_FOR_ITEMS(i) {
+      std::size_t lo = 0, hi = 0;
+      bool up = true;
+      bitonic_pair(i, k, j, lo, hi, up);
+      stm::transaction<std::uint32_t, stm::mode::opaque, 2, 2> tx(keys, i);
+      const stm::tx_status s = stm::atomically(tx, [&](auto& x) {
+        const std::uint32_t a = x.read(lo), b = x.read(hi);
+        if (!x.ok()) return;
+        if ((a > b) == up) {
+          x.write(lo, b);
+          x.write(hi, a);
+        }
+      });
+      acc.attempts += tx.attempts();
+      acc.commits += s == stm::tx_status::committed ? 1 : 0;
+    }
+  }
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator& acc) const {
+    flush_counts(acc, stats);
+  }
+};
+
+#undef WARPKV_BENCH_FOR_ITEMS
+
+/// Adapts a body without accumulator whose items/chunk the session sets.
+template <class F>
+struct plain_body {
+  using accumulator = warpkv::no_accumulator;
+  F f;
+  std::size_t items = 0, chunk = 0;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i, accumulator&) const {
+    F g = f;
+    g.items = items;
+    g.chunk = chunk;
+    g(t, i);
+  }
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator&) const {}
+};
+
+// ---- backend session ----------------------------------------------------------------------------
+
+/// The shared session (session.hpp) with the stm subcommand's defaults (2 warm-ups and 5 repeats
+/// on the GPU, 1 and 2 on the host) and its way of spreading per-item work.
+class stm_session : public session {
+ public:
+  explicit stm_session(const common_options& co) : session(co) {
+    default_warmup(2, 1);
+    repeats_ = repeats(cuda() ? 5 : 2);
+  }
+
+  /// Per-thread work: one item per GPU thread (tiles of 32), chunks of items per host thread.
+  template <class Body>
+  void run(std::size_t items, Body body) const {
+    if (items == 0) return;
+    if (cuda()) {
+      body.items = items;
+      body.chunk = 32;
+      warpkv::launch<32>(ex(), (items + 31) / 32, body);
+    } else {
+      const std::size_t threads = std::max(1u, ex().concurrent_host_tiles());
+      body.items = items;
+      body.chunk = std::max<std::size_t>(64, std::min<std::size_t>(4096, items / (4 * threads) + 1));
+      warpkv::launch<1>(ex(), (items + body.chunk - 1) / body.chunk, body);
+    }
+  }
+  template <class F>
+  void run_simple(std::size_t items, F f) const {
+    run(items, plain_body<F>{f});
+  }
+
+  template <class F>
+  static double cpu_ms(F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  /// warmup + repeats runs; setup(r) untimed (and waited for) before each, body(r) timed.
+  template <class Setup, class Body>
+  timing_stats measure(Setup&& setup, Body&& body) {
+    std::vector<double> out;
+    for (int r = 0; r < warmup() + repeats_; ++r) {
+      setup(r);
+      warpkv::synchronize(ex());
+      const double ms = time_ms([&] {
+        body(r);
+        if (!cuda()) warpkv::synchronize(ex());
+      });
+      if (r >= warmup()) out.push_back(ms);
+    }
+    warpkv::synchronize(ex());
+    return summarize(out);
+  }
+  template <class Body>
+  timing_stats measure_cpu(Body&& body) const {
+    std::vector<double> out;
+    for (int r = 0; r < warmup() + repeats_; ++r) {
+      const double ms = cpu_ms([&] { body(r); });
+      if (r >= warmup()) out.push_back(ms);
+    }
+    return summarize(out);
+  }
+
+  /// The session's common fields plus the variant; CPU-only baselines say so.
+  [[nodiscard]] record base(const std::string& workload, const std::string& variant, bool on_cpu = false) const {
+    record r = session::base(workload);
+    r.set("variant", variant).set("repeats", repeats_);
+    if (on_cpu) r.set("backend", "cpu").set("device", "host CPU (1 thread)").set("timing", "cpu-wall-clock");
+    return r;
+  }
+
+ private:
+  int repeats_ = 2;
+};
+
+std::vector<ull> zero_stats(buffer<ull>& b) {
+  std::vector<ull> z(b.size(), 0);
+  b.copy_from_host(z.data(), z.size());
+  return z;
+}
+
+/// Sum of balances mod 2^64 (exact for the wrap-around arithmetic of every variant).
+template <class V>
+ull sum_mod(const std::vector<V>& v) {
+  ull s = 0;
+  for (const V x : v) s += static_cast<ull>(x);
+  return s;
+}
+
+// ---- 1. bank transfers --------------------------------------------------------------------------
+
+int run_bank(stm_session& se, const common_options& co, const stm_options& so, std::vector<table_row>& rows) {
+  int failures = 0;
+  const std::vector<std::uint64_t> sizes =
+      !so.accounts.empty() ? so.accounts
+                           : (se.cuda() ? std::vector<std::uint64_t>{128, 1024, 16384, 1048576}
+                                        : std::vector<std::uint64_t>{16, 128, 1024});
+  const std::size_t transfers = so.transfers != 0 ? so.transfers : (se.cuda() ? std::size_t{1} << 20 : std::size_t{1} << 16);
+  // One global lock serializes everything: fewer transfers keep its run short.
+  const std::size_t global_transfers = std::min<std::size_t>(transfers, se.cuda() ? std::size_t{1} << 16 : std::size_t{1} << 12);
+  const execution& ex = se.ex();
+  buffer<ull> stats(4, ex);
+  for (const std::uint64_t n64 : sizes) {
+    if (n64 < 2) throw warpkv::error(warpkv::errc::invalid_argument, "warpkv-bench stm: --accounts must be >= 2");
+    const std::size_t n = static_cast<std::size_t>(n64);
+    const ull expected = static_cast<ull>(n) * static_cast<ull>(initial_balance);
+    const auto report = [&](const std::string& variant, std::size_t ops, const timing_stats& t, bool ok,
+                            const std::function<void(record&)>& extra) {
+      record r = se.base("stm-bank", variant);
+      r.set("accounts", n).set("transfers", ops);
+      add_timing(r, t, ops);
+      r.set("mtransfers_per_s", t.median_ms > 0 ? static_cast<double>(ops) / (t.median_ms * 1e3) : 0.0);
+      extra(r);
+      r.set("verified", ok);
+      emit(r);
+      rows.push_back({strf("bank n=%zu %s", n, variant.c_str()), ops, t.median_ms, ok});
+      if (!ok) {
+        ++failures;
+        progress(strf("FAILED: bank %s with %zu accounts: total not conserved", variant.c_str(), n));
+      }
+    };
+    {  // STM
+      stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
+      ull attempts = 0, commits = 0;
+      const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
+                                        [&](int r) {
+                                          se.run(transfers, bank_stm_body{h.ref(), co.seed + static_cast<u64>(r), 0, 0, stats.data()});
+                                        });
+      const std::vector<ull> st = stats.to_vector();  // the last run's counters
+      attempts = st[0];
+      commits = st[1];
+      const bool ok = sum_mod(h.to_vector()) == expected && commits == transfers;
+      report("stm-opaque", transfers, t, ok, [&](record& r) {
+        r.set("stm_counts", "attempts and commits of the last run (transaction::attempts())");
+        r.set("commits", commits).set("attempts", attempts);
+        r.set("abort_ratio", attempts > 0 ? static_cast<double>(attempts - commits) / static_cast<double>(attempts) : 0.0);
+        r.set("serial_escalations", h.serial_escalations());
+      });
+    }
+    buffer<ull> bal(n, ex);
+    buffer<unsigned> locks(n, ex);
+    const std::vector<ull> init(n, static_cast<ull>(initial_balance));
+    const std::vector<unsigned> unlocked(n, 0);
+    const auto reset = [&](int) {
+      bal.copy_from_host(init.data(), n);
+      locks.copy_from_host(unlocked.data(), n);
+    };
+    {
+      const timing_stats t = se.measure(reset, [&](int r) {
+        se.run_simple(transfers, bank_atomic_body{bal.data(), n, co.seed + static_cast<u64>(r), 0, 0});
+      });
+      report("two-atomics", transfers, t, sum_mod(bal.to_vector()) == expected,
+             [](record& r) { r.set("isolation", false); });
+    }
+    {
+      const timing_stats t = se.measure(reset, [&](int r) {
+        se.run_simple(transfers, bank_lock_body{bal.data(), locks.data(), n, co.seed + static_cast<u64>(r), 0, 0, false});
+      });
+      report("account-locks", transfers, t, sum_mod(bal.to_vector()) == expected,
+             [](record& r) { r.set("lock_order", "ascending address, exponential back-off"); });
+    }
+    {
+      const timing_stats t = se.measure(reset, [&](int r) {
+        se.run_simple(global_transfers, bank_lock_body{bal.data(), locks.data(), n, co.seed + static_cast<u64>(r), 0, 0, true});
+      });
+      report("global-lock", global_transfers, t, sum_mod(bal.to_vector()) == expected, [](record&) {});
+    }
+    progress(strf("bank: %zu accounts done", n));
+  }
+  return failures;
+}
+
+// ---- 2. the papers' bank ------------------------------------------------------------------------
+
+int run_paper(stm_session& se, const common_options& co, const stm_options& so, std::vector<table_row>& rows) {
+  int failures = 0;
+  const std::vector<std::uint64_t> sizes =
+      !so.paper_accounts.empty() ? so.paper_accounts : std::vector<std::uint64_t>{100000, 1000000};
+  const std::size_t txs = so.paper_txs != 0 ? so.paper_txs : (se.cuda() ? std::size_t{1} << 18 : std::size_t{1} << 12);
+  const execution& ex = se.ex();
+  buffer<ull> stats(4, ex);
+  for (const std::uint64_t n64 : sizes) {
+    const std::size_t n = static_cast<std::size_t>(n64);
+    if (n < 2 * paper_transfers + 2)
+      throw warpkv::error(warpkv::errc::invalid_argument, "warpkv-bench stm: --paper-accounts must be >= 52");
+    stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
+    for (const unsigned ro : so.read_only_percents) {
+      const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
+                                        [&](int r) {
+                                          se.run(txs, paper_body{h.ref(), co.seed + static_cast<u64>(r), ro, 0, 0, stats.data()});
+                                        });
+      const std::vector<ull> st = stats.to_vector();
+      const ull attempts = st[0], commits = st[1], updates = st[2];
+      const bool conserved = sum_mod(h.to_vector()) == static_cast<ull>(n) * static_cast<ull>(initial_balance);
+      const bool ok = conserved && commits == txs && h.clock() == updates;
+      record r = se.base("stm-paper-bank", "stm-opaque");
+      r.set("accounts", n).set("transactions", txs).set("read_only_percent", ro);
+      r.set("reads_per_read_only_tx", paper_reads).set("transfers_per_update_tx", paper_transfers);
+      r.set("capacity", 2 * paper_transfers).set("write_capacity", 2 * paper_transfers).set("read_only_capacity", paper_reads);
+      add_timing(r, t, txs);
+      r.set("commits_per_s", t.median_ms > 0 ? static_cast<double>(commits) / (t.median_ms * 1e-3) : 0.0);
+      r.set("commits", commits).set("update_commits", updates).set("attempts", attempts);
+      r.set("abort_ratio", attempts > 0 ? static_cast<double>(attempts - commits) / static_cast<double>(attempts) : 0.0);
+      r.set("serial_escalations", h.serial_escalations());
+      r.set("verified", ok);
+      emit(r);
+      rows.push_back({strf("paper n=%zu ro=%u%%", n, ro), txs, t.median_ms, ok});
+      if (!ok) {
+        ++failures;
+        progress(strf("FAILED: paper bank n=%zu ro=%u%%: conserved=%d commits=%llu/%zu clock=%llu updates=%llu", n, ro,
+                      conserved ? 1 : 0, commits, txs, static_cast<ull>(h.clock()), updates));
+      }
+    }
+    progress(strf("paper bank: %zu accounts done", n));
+  }
+  return failures;
+}
+
+// ---- 3. bitonic sort ----------------------------------------------------------------------------
+
+void cpu_bitonic(std::vector<std::uint32_t>& a) {
+  const std::size_t n = a.size();
+  for (std::size_t k = 2; k <= n; k *= 2)
+    for (std::size_t j = k / 2; j >= 1; j /= 2)
+      for (std::size_t i = 0; i < n / 2; ++i) {
+        std::size_t lo = 0, hi = 0;
+        bool up = true;
+        bitonic_pair(i, k, j, lo, hi, up);
+        if ((a[lo] > a[hi]) == up) std::swap(a[lo], a[hi]);
+      }
+}
+
+int run_sort(stm_session& se, const common_options& co, const stm_options& so, std::vector<table_row>& rows) {
+  int failures = 0;
+  std::vector<std::uint64_t> sizes = so.sizes;
+  if (sizes.empty()) {
+    const int top = se.cuda() ? 20 : 14;
+    for (int e = 10; e <= top; e += 2) sizes.push_back(std::uint64_t{1} << e);
+  }
+  const execution& ex = se.ex();
+  buffer<ull> stats(4, ex);
+  for (const std::uint64_t n64 : sizes) {
+    if (n64 < 2 || (n64 & (n64 - 1)) != 0)
+      throw warpkv::error(warpkv::errc::invalid_argument, "warpkv-bench stm: --sizes must be powers of two >= 2");
+    const std::size_t n = static_cast<std::size_t>(n64);
+    std::mt19937_64 gen(co.seed + n);
+    std::vector<std::uint32_t> input(n);
+    for (auto& x : input) x = static_cast<std::uint32_t>(gen());
+    std::vector<std::uint32_t> expected = input;
+    std::sort(expected.begin(), expected.end());
+    std::size_t steps = 0;
+    for (std::size_t k = 2; k <= n; k *= 2)
+      for (std::size_t j = k / 2; j >= 1; j /= 2) ++steps;
+    const auto report = [&](const std::string& variant, const timing_stats& t, bool ok, bool on_cpu, ull attempts) {
+      record r = se.base("stm-sort", variant, on_cpu);
+      r.set("keys", n).set("steps", steps).set("compare_exchanges", steps * (n / 2));
+      add_timing(r, t, n);
+      r.set("mkeys_per_s", t.median_ms > 0 ? static_cast<double>(n) / (t.median_ms * 1e3) : 0.0);
+      if (attempts != 0) r.set("attempts", attempts);
+      r.set("verified", ok);
+      emit(r);
+      rows.push_back({strf("sort 2^%d %s", static_cast<int>(std::countr_zero(n64)), variant.c_str()), n, t.median_ms, ok});
+      if (!ok) {
+        ++failures;
+        progress(strf("FAILED: sort %s of %zu keys: output differs from std::sort", variant.c_str(), n));
+      }
+    };
+    {
+      std::vector<std::uint32_t> a;
+      const timing_stats t = se.measure_cpu([&](int) {
+        a = input;
+        std::sort(a.begin(), a.end());
+      });
+      report("cpu-std-sort", t, a == expected, true, 0);
+    }
+    {
+      std::vector<std::uint32_t> a;
+      const timing_stats t = se.measure_cpu([&](int) {
+        a = input;
+        cpu_bitonic(a);
+      });
+      report("cpu-bitonic", t, a == expected, true, 0);
+    }
+    {
+      buffer<std::uint32_t> keys(n, ex);
+      const timing_stats t = se.measure([&](int) { keys.copy_from_host(input.data(), n); },
+                                        [&](int) {
+                                          for (std::size_t k = 2; k <= n; k *= 2)
+                                            for (std::size_t j = k / 2; j >= 1; j /= 2)
+                                              se.run_simple(n / 2, bitonic_body{keys.data(), k, j, 0, 0});
+                                        });
+      report(se.cuda() ? "gpu-bitonic" : "host-bitonic", t, keys.to_vector() == expected, false, 0);
+    }
+    {
+      stm::heap<std::uint32_t, stm::mode::opaque> h(n, ex);
+      const timing_stats t = se.measure([&](int) { h.assign(input); zero_stats(stats); },
+                                        [&](int) {
+                                          for (std::size_t k = 2; k <= n; k *= 2)
+                                            for (std::size_t j = k / 2; j >= 1; j /= 2)
+                                              se.run(n / 2, bitonic_stm_body{h.ref(), k, j, 0, 0, stats.data()});
+                                        });
+      const std::vector<ull> st = stats.to_vector();
+      const bool ok = h.to_vector() == expected && st[1] == static_cast<ull>(steps * (n / 2));
+      report(se.cuda() ? "gpu-bitonic-stm" : "host-bitonic-stm", t, ok, false, st[0]);
+    }
+#if WARPKV_HAS_CUDA
+    if (se.cuda()) {
+      buffer<std::uint32_t> in(n, ex), out(n, ex);
+      std::size_t temp_bytes = 0;
+      WARPKV_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, in.data(), out.data(), static_cast<int>(n), 0, 32,
+                                                       ex.stream));
+      buffer<unsigned char> temp(std::max<std::size_t>(temp_bytes, 1), ex);
+      const timing_stats t = se.measure([&](int) { in.copy_from_host(input.data(), n); },
+                                        [&](int) {
+                                          WARPKV_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp.data(), temp_bytes, in.data(), out.data(),
+                                                                                           static_cast<int>(n), 0, 32, ex.stream));
+                                        });
+      report("cub-radix-sort", t, out.to_vector() == expected, false, 0);
+    }
+#endif
+    progress(strf("sort: 2^%d keys done", static_cast<int>(std::countr_zero(n64))));
+  }
+  return failures;
+}
+
+}  // namespace
+
+int run_stm(const common_options& co, const stm_options& so) {
+  stm_session se(co);
+  std::vector<table_row> rows;
+  int failures = 0;
+  const auto wants = [&](const char* w) { return std::find(so.workloads.begin(), so.workloads.end(), w) != so.workloads.end(); };
+  if (wants("bank")) failures += run_bank(se, co, so, rows);
+  if (wants("paper")) failures += run_paper(se, co, so, rows);
+  if (wants("sort")) failures += run_sort(se, co, so, rows);
+  std::fflush(stdout);
+  print_table(se.cuda() ? "warpkv-bench stm (GPU, CUDA events; cpu-* rows: CPU wall clock)"
+                        : "warpkv-bench stm (host backend: CPU wall-clock timings, NOT GPU figures)",
+              rows, true);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace warpkv_bench
