@@ -1,0 +1,327 @@
+#pragma once
+// The host-side bulk API every slot-array map shares (a CRTP base): the pointer and host-span
+// overloads of insert / insert_or_assign / find / contains / erase / execute, the batch runner
+// that grows the table and re-runs exactly the operations that came back `full`, capacity
+// rounding, reserve / rehash / clear / retrieve_all, and the counters.
+//
+// A map derives from bulk_map_base<Map, Ref, Config, TileSize> (and befriends it). Ref is its
+// device ref type (key_type, mapped_type, key_bits, slot_type, insert/insert_or_assign/find/erase
+// with a tile, and the slot layout statics of core/table_passes.hpp). Config has at least
+// max_load_factor, seed and throw_on_invalid_key. The map supplies
+//   static constexpr const char* map_name;    // for messages
+//   ref_type ref() const;                      // the device view of the current table
+//   void reset_table(bool reallocate);         // (re)allocate its side arrays for capacity_ when
+//                                              // asked, and initialise slots_ and them to empty
+// and may replace these hooks (defaults below):
+//   void prepare_inserts(std::size_t n);       // before a batch of n inserts: reserve(size_ + n)
+//   void on_batch(const batch_summary&);       // after each launch of a mutating batch: nothing
+//   void maintain();                           // after a mutating call: keep the load factor
+//
+// Guarantees of the bulk calls (each map's header adds its own):
+//  - every operation of a batch runs concurrently with the others;
+//  - no insert is lost: a batch that reports `full` makes the map rehash into a new table (new
+//    seed, more capacity when loaded) and re-run exactly the `full` operations; 64 rounds without
+//    success throw errc::capacity;
+//  - a sentinel key gets status::invalid_key; with config.throw_on_invalid_key the call throws
+//    after the batch ran;
+//  - mutating calls wait for their batch; find/contains are stream-ordered (no wait) on cuda;
+//  - one map must not be used by two host threads at once.
+// Pointers point to memory of the map's backend; the std::span overloads take host data.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "warpkv/core/batch.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/map_ops.hpp"
+#include "warpkv/core/table_passes.hpp"
+
+namespace warpkv::detail {
+
+/// Smallest power of two >= n, and at least 64 (two full neighborhoods/windows, so wrap-around
+/// never aliases a bucket with itself).
+inline std::size_t round_capacity(std::size_t n) {
+  std::size_t c = 64;
+  while (c < n) {
+    if (c > (std::size_t{1} << 40)) throw error(errc::out_of_memory, "warpkv: capacity " + std::to_string(n) + " too large");
+    c <<= 1;
+  }
+  return c;
+}
+
+template <class Derived, class Ref, class Config, int TileSize>
+class bulk_map_base {
+  static_assert(valid_tile_size<TileSize>, "TileSize must be 1, 2, 4, 8, 16 or 32");
+
+ public:
+  using key_type = typename Ref::key_type;
+  using mapped_type = typename Ref::mapped_type;
+  using config_type = Config;
+  using ref_type = Ref;
+  using slot_type = typename Ref::slot_type;
+  static constexpr int tile_size = TileSize;
+
+  // ---- bulk API over backend memory -------------------------------------------------
+  batch_summary insert(const key_type* keys, const mapped_type* values, std::size_t n, status* out = nullptr) {
+    return insert_batch(keys, values, n, out, false);
+  }
+  batch_summary insert_or_assign(const key_type* keys, const mapped_type* values, std::size_t n,
+                                 status* out = nullptr) {
+    return insert_batch(keys, values, n, out, true);
+  }
+  /// values_out[i] = value of keys[i], or mapped_type{} when absent. Stream-ordered (no wait) on cuda.
+  void find(const key_type* keys, std::size_t n, mapped_type* values_out, status* out = nullptr) {
+    check_inputs(n, keys, "keys");
+    run_readonly(n, out, find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr});
+  }
+  void contains(const key_type* keys, std::size_t n, bool* found_out) {
+    check_inputs(n, keys, "keys");
+    check_inputs(n, found_out, "found_out");
+    run_readonly(n, nullptr, find_op<Ref, key_type, mapped_type>{self().ref(), keys, nullptr, found_out});
+  }
+  batch_summary erase(const key_type* keys, std::size_t n, status* out = nullptr) {
+    check_inputs(n, keys, "keys");
+    return run(n, out, [=](const Ref& r) { return erase_op<Ref, key_type>{r, keys}; });
+  }
+  /// A mixed batch; all operations run concurrently. values_out (may be null) receives
+  /// find results; an op code outside warpkv::op gets status::invalid_key.
+  batch_summary execute(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n, status* out,
+                        mapped_type* values_out = nullptr) {
+    check_inputs(n, ops, "ops");
+    check_inputs(n, keys, "keys");
+    check_inputs(n, values, "values");
+    return run(n, out, [=](const Ref& r) {
+      return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
+    });
+  }
+
+  // ---- convenience overloads over host data ---------------------------------------------
+  std::vector<status> insert(std::span<const key_type> keys, std::span<const mapped_type> values) {
+    return insert_host(keys, values, false);
+  }
+  std::vector<status> insert_or_assign(std::span<const key_type> keys, std::span<const mapped_type> values) {
+    return insert_host(keys, values, true);
+  }
+  /// Returns each key's status (found / not_found / invalid_key) and fills values (mapped_type{} if absent).
+  std::vector<status> find(std::span<const key_type> keys, std::vector<mapped_type>& values) {
+    auto k = buffer<key_type>::from_host(keys, ex_);
+    buffer<mapped_type> v(keys.size(), ex_);
+    auto st = with_statuses(keys.size(), [&](status* s) { find(k.data(), keys.size(), v.data(), s); });
+    values = v.to_vector();
+    return st;
+  }
+  std::vector<status> erase(std::span<const key_type> keys) {
+    auto k = buffer<key_type>::from_host(keys, ex_);
+    return with_statuses(keys.size(), [&](status* s) { erase(k.data(), keys.size(), s); });
+  }
+  std::vector<status> execute(std::span<const op> ops, std::span<const key_type> keys,
+                              std::span<const mapped_type> values, std::vector<mapped_type>& values_out) {
+    require(ops.size() == keys.size(), "keys", "must have as many elements as ops");
+    require(values.size() == keys.size(), "values", "must have as many elements as ops");
+    auto o = buffer<op>::from_host(ops, ex_);
+    auto k = buffer<key_type>::from_host(keys, ex_);
+    auto v = buffer<mapped_type>::from_host(values, ex_);
+    buffer<mapped_type> r(keys.size(), ex_);
+    auto st = with_statuses(keys.size(),
+                            [&](status* s) { execute(o.data(), k.data(), v.data(), keys.size(), s, r.data()); });
+    values_out = r.to_vector();
+    return st;
+  }
+
+  // ---- whole-table operations -----------------------------------------------------------
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::size_t capacity() const { return capacity_; }
+  [[nodiscard]] double load_factor() const { return static_cast<double>(size_) / static_cast<double>(capacity_); }
+  [[nodiscard]] const Config& config() const { return cfg_; }
+  [[nodiscard]] const execution& exec() const { return ex_; }
+  [[nodiscard]] key_type empty_key() const { return empty_; }
+  [[nodiscard]] std::uint64_t seed() const { return seed_; }
+  /// Number of rehashes this map has done (growth, reserve, rehash, and any rebuild of the table).
+  [[nodiscard]] std::size_t rehash_count() const { return rehashes_; }
+
+  void clear() {
+    self().reset_table(false);
+    size_ = 0;
+  }
+  /// Makes room for n keys without passing the maximum load factor.
+  void reserve(std::size_t n) {
+    const std::size_t need = capacity_for(n);
+    if (need > capacity_) rehash_to(need);
+  }
+  /// Rebuilds the table with at least `capacity` slots (never fewer than the keys need).
+  void rehash(std::size_t capacity) { rehash_to(std::max(capacity_for(size_), round_capacity(capacity))); }
+
+  /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
+  std::size_t retrieve_all(key_type* keys_out, mapped_type* values_out) const {
+    return collect_entries<Ref>(ex_, slots_.data(), capacity_, to_bits(empty_), to_bits(erased_), keys_out, values_out);
+  }
+  std::pair<std::vector<key_type>, std::vector<mapped_type>> retrieve_all() const {
+    buffer<key_type> k(std::max<std::size_t>(size_, 1), ex_);
+    buffer<mapped_type> v(std::max<std::size_t>(size_, 1), ex_);
+    const std::size_t n = retrieve_all(k.data(), v.data());
+    std::vector<key_type> keys(n);
+    std::vector<mapped_type> values(n);
+    k.copy_to_host(keys.data(), n);
+    v.copy_to_host(values.data(), n);
+    return {std::move(keys), std::move(values)};
+  }
+
+ protected:
+  /// `erased`: the tombstone key of maps that have one; maps without tombstones pass `empty`.
+  bulk_map_base(const Config& cfg, const execution& ex, key_type empty, key_type erased)
+      : cfg_(cfg), ex_(ex), empty_(empty), erased_(erased), seed_(cfg.seed) {
+    require(cfg.max_load_factor > 0.0 && cfg.max_load_factor <= 1.0, "max_load_factor", "must be in (0, 1]");
+  }
+
+  // ---- default hooks ---------------------------------------------------------------------
+  void prepare_inserts(std::size_t n) { reserve(size_ + n); }
+  void on_batch(const batch_summary&) {}
+  void maintain() {
+    if (static_cast<double>(size_) > cfg_.max_load_factor * static_cast<double>(capacity_)) reserve(size_);
+  }
+
+  std::size_t capacity_for(std::size_t keys) const {
+    const double slots = std::ceil(static_cast<double>(keys) / cfg_.max_load_factor);
+    if (!(slots < 1e15)) throw error(errc::out_of_memory, "warpkv: capacity for " + std::to_string(keys) + " keys overflows");
+    return round_capacity(static_cast<std::size_t>(slots));
+  }
+
+  /// Allocates a table of `capacity` slots hashed with `seed` and initialises it.
+  void allocate(std::size_t capacity, std::uint64_t seed) {
+    slots_ = buffer<slot_type>(capacity, ex_);
+    capacity_ = capacity;
+    seed_ = seed;
+    self().reset_table(true);
+  }
+
+  /// Re-inserts every live entry into a new table of `capacity` slots with a new seed
+  /// (alternately a new seed, then a new seed with twice the room, until every entry fits).
+  void rehash_to(std::size_t capacity) {
+    buffer<slot_type> old_slots = std::move(slots_);
+    const std::size_t old_capacity = capacity_;
+    buffer<status> statuses(old_capacity, ex_);
+    std::uint64_t seed = seed_;
+    for (int attempt = 0;; ++attempt) {
+      if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
+      seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
+      allocate(capacity, seed);
+      const auto s = launch_batch<TileSize>(
+          ex_, old_capacity, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
+          statuses.data());
+      if (s[status::full] == 0) break;
+      if (attempt % 2 == 1) capacity *= 2;
+    }
+    ++rehashes_;
+  }
+
+  Config cfg_;
+  execution ex_;
+  key_type empty_;
+  key_type erased_;
+  std::uint64_t seed_;
+  buffer<slot_type> slots_;
+  std::size_t capacity_ = 0;
+  std::size_t size_ = 0;
+  std::size_t rehashes_ = 0;
+
+ private:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  const Derived& self() const { return static_cast<const Derived&>(*this); }
+
+  template <class P>
+  static void check_inputs(std::size_t n, const P* p, const char* name) {
+    require(n == 0 || p != nullptr, name, "is null but n > 0");
+  }
+
+  batch_summary insert_batch(const key_type* keys, const mapped_type* values, std::size_t n, status* out,
+                             bool or_assign) {
+    check_inputs(n, keys, "keys");
+    check_inputs(n, values, "values");
+    self().prepare_inserts(n);
+    return run(n, out, [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; });
+  }
+  std::vector<status> insert_host(std::span<const key_type> keys, std::span<const mapped_type> values, bool or_assign) {
+    require(keys.size() == values.size(), "values", "must have as many elements as keys");
+    auto k = buffer<key_type>::from_host(keys, ex_);
+    auto v = buffer<mapped_type>::from_host(values, ex_);
+    return with_statuses(keys.size(), [&](status* s) { insert_batch(k.data(), v.data(), keys.size(), s, or_assign); });
+  }
+
+  template <class F>
+  std::vector<status> with_statuses(std::size_t n, F&& f) {
+    buffer<status> s(n, ex_);
+    f(s.data());
+    return s.to_vector();
+  }
+
+  template <class Op>
+  void run_readonly(std::size_t n, status* out, const Op& op) {
+    if (n == 0) return;
+    buffer<status> tmp;
+    if (out == nullptr) {
+      tmp = buffer<status>(n, ex_);
+      out = tmp.data();
+    }
+    launch<TileSize>(ex_, (n + TileSize - 1) / TileSize, batch_body<TileSize, Op>{op, n, out, nullptr, false});
+    if (ex_.where == backend::host) check_invalid_host(out, n);
+  }
+  void check_invalid_host(const status* s, std::size_t n) const {
+    if (!cfg_.throw_on_invalid_key) return;
+    for (std::size_t i = 0; i < n; ++i)
+      if (s[i] == status::invalid_key) throw error(errc::invalid_key, "warpkv: key at index " + std::to_string(i) + " is invalid");
+  }
+
+  /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
+  template <class MakeOp>
+  batch_summary run(std::size_t n, status* out, const MakeOp& make) {
+    if (n == 0) return {};
+    buffer<status> tmp;
+    if (out == nullptr) {
+      tmp = buffer<status>(n, ex_);
+      out = tmp.data();
+    }
+    batch_summary part = launch_batch<TileSize>(ex_, n, make(self().ref()), out);
+    batch_summary total = part;
+    account(part);
+    for (int round = 0; part[status::full] > 0; ++round) {
+      if (round >= 64)
+        throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " could not place " +
+                                        std::to_string(part[status::full]) + " keys after 64 growth rounds");
+      grow(part[status::full]);
+      const std::uint64_t was_full = part[status::full];
+      part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, /*only_full=*/true);
+      total.count[static_cast<int>(status::full)] -= was_full;
+      total += part;
+      account(part);
+    }
+    self().maintain();
+    if (cfg_.throw_on_invalid_key && total[status::invalid_key] > 0)
+      throw error(errc::invalid_key, "warpkv: " + std::to_string(total[status::invalid_key]) +
+                                         " keys equal a sentinel key (or op codes were invalid)");
+    return total;
+  }
+  void account(const batch_summary& s) {
+    size_ += s[status::inserted];
+    size_ -= s[status::erased];
+    self().on_batch(s);
+  }
+
+  /// Called when `pending` inserts found no room: enough capacity for all of them, doubled if the
+  /// table is loaded, otherwise only a new seed (keys that collide under one hash rarely collide
+  /// under another).
+  void grow(std::uint64_t pending) {
+    const bool loaded = load_factor() >= 0.5 * cfg_.max_load_factor;
+    rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
+  }
+
+};
+
+}  // namespace warpkv::detail

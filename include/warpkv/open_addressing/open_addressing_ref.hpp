@@ -1,0 +1,270 @@
+#pragma once
+// open_addressing_ref: the device-side view of an open-addressing map (linear_map,
+// quadratic_map), usable inside user kernels with a cooperative tile of exactly `Window` lanes
+// (the map's tile size: the window width is part of the table's layout). Every lane of the tile
+// calls the same method with the same arguments and gets the same result.
+//
+// Guarantees (argument and linearization points: docs/design/open_addressing.md):
+//  - every operation is linearizable; keys are unique, also under concurrent inserts of one key;
+//  - find/contains/erase never wait; insert into a free slot is one CAS on the slot's key plus
+//    a value store and a publish; an insert or upsert that meets its own key still being
+//    published by another insert waits for that publish (a bounded number of steps, never
+//    while holding anything);
+//  - erase leaves a tombstone (the erased key); tombstones are never reused while operations
+//    run, only the map's cleanup pass (between batches) reclaims them;
+//  - status::full means the first max_probe slots of the key's probe sequence (the whole table
+//    when max_probe is 0 or at least the capacity) hold neither the key nor a free slot: the
+//    table was not changed for this key. The bulk API then rebuilds the table (and grows it
+//    when loaded) and retries; a device caller decides.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/key_value.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/core/tile.hpp"
+#include "warpkv/open_addressing/detail/probing.hpp"
+
+namespace warpkv {
+
+/// Default tombstone key of the open-addressing maps: the largest key value but one.
+template <class K>
+constexpr K default_erased_key = static_cast<K>(std::numeric_limits<K>::max() - 1);
+
+namespace detail {
+/// Slots per word of the ready bitmap.
+inline constexpr std::size_t ready_bits_per_word = 32;
+}  // namespace detail
+
+template <hash_key Key, map_value Value, class Probing, int Window>
+class open_addressing_ref {
+  static_assert(valid_tile_size<Window>, "the window (tile size) must be 1, 2, 4, 8, 16 or 32");
+
+ public:
+  using key_type = Key;
+  using mapped_type = Value;
+  using probing_type = Probing;
+  using key_bits = storage_bits_t<sizeof(Key)>;
+  using value_bits = storage_bits_t<sizeof(Value)>;
+  using slot_type = slot<key_bits, value_bits>;
+  using sequence_type = detail::probe_sequence<Probing, Window>;
+  static constexpr int window = Window;
+
+  open_addressing_ref() = default;
+  /// `ready`: one bit per slot (capacity / ready_bits_per_word words), set once the slot's first
+  /// value is stored.
+  /// `max_probe`: slots an operation may examine (rounded up to whole windows); 0 = the whole table.
+  open_addressing_ref(slot_type* slots, std::uint32_t* ready, std::size_t capacity, Key empty_key, Key erased_key,
+                      std::uint64_t seed, std::size_t max_probe)
+      : slots_(slots),
+        ready_(ready),
+        mask_(capacity - 1),
+        empty_(to_bits(empty_key)),
+        erased_(to_bits(erased_key)),
+        seed_(seed),
+        windows_(max_probe == 0 || max_probe >= capacity ? capacity / Window : (max_probe + Window - 1) / Window) {}
+
+  WARPKV_HD std::size_t capacity() const { return mask_ + 1; }
+  /// How many windows of its probe sequence an operation examines at most.
+  WARPKV_HD std::size_t max_windows() const { return windows_; }
+  WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
+  WARPKV_HD Key erased_key() const { return from_bits<Key>(erased_); }
+  /// The probe sequence of key k (its first window is k's home).
+  WARPKV_HD sequence_type sequence(Key k) const { return sequence_bits(to_bits(k)); }
+  /// First slot of k's home window.
+  WARPKV_HD std::size_t home(Key k) const { return sequence(k).window(); }
+
+  // Slot layout, for the whole-table passes (core/table_passes.hpp).
+  WARPKV_HD static key_bits stored_key(const slot_type& s) { return s.key; }
+  WARPKV_HD static value_bits stored_value(const slot_type& s) { return s.value; }
+  WARPKV_HD static void init_slot(slot_type& s, Key empty_key) {
+    s.key = to_bits(empty_key);
+    s.value = 0;
+  }
+
+  /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert(const Tile& t, Key k, Value v) const {
+    return upsert(t, to_bits(k), to_bits(v), false);
+  }
+  /// Inserts (k, v) or replaces k's value: inserted, assigned, full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
+    return upsert(t, to_bits(k), to_bits(v), true);
+  }
+  /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
+  template <class Tile>
+  WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
+    return at_first_stop(t, k, [&](unsigned lane, bool live, std::size_t i) {
+      bool hit = live;
+      value_bits vb = live ? value_ref(i).load(memory_order::acquire) : value_bits{0};
+      if constexpr (sizeof(value_bits) == 4) {  // one broadcast carries both
+        const std::uint64_t both = t.shfl((static_cast<std::uint64_t>(hit) << 32) | vb, lane);
+        hit = (both >> 32) != 0;
+        vb = static_cast<value_bits>(both);
+      } else {
+        hit = t.shfl(hit, lane);
+        vb = t.shfl(vb, lane);
+      }
+      if (!hit) return status::not_found;  // empty, or k not yet published: absent
+      if (out != nullptr) *out = from_bits<Value>(vb);
+      return status::found;
+    });
+  }
+  template <class Tile>
+  WARPKV_HD status contains(const Tile& t, Key k) const {
+    return find(t, k, nullptr);
+  }
+  /// erased, not_found, invalid_key. The slot keeps a tombstone.
+  template <class Tile>
+  WARPKV_HD status erase(const Tile& t, Key k) const {
+    return at_first_stop(t, k, [&](unsigned lane, bool live, std::size_t i) {
+      bool erased = false;
+      if (live) {
+        key_bits expected = to_bits(k);
+        // Linearization point. A failure means a concurrent erase tombstoned the slot first:
+        // k was absent right after that erase, inside this operation's interval.
+        erased = key_ref(i).compare_exchange(expected, erased_, memory_order::acq_rel);
+      }
+      return t.shfl(erased, lane) ? status::erased : status::not_found;
+    });
+  }
+
+ private:
+  enum outcome : int { go_on = 0, did_insert = 1, did_find = 2, did_assign = 3 };
+  /// Windows read at once by a long probe.
+  static constexpr unsigned max_group = 4;
+
+  WARPKV_HD bool is_sentinel(key_bits kb) const { return kb == empty_ || kb == erased_; }
+  WARPKV_HD sequence_type sequence_bits(key_bits kb) const { return sequence_type(hash_bits(kb, seed_), mask_); }
+  WARPKV_HD atomic_ref<key_bits> key_ref(std::size_t i) const { return atomic_ref<key_bits>(slots_[i].key); }
+  WARPKV_HD atomic_ref<value_bits> value_ref(std::size_t i) const { return atomic_ref<value_bits>(slots_[i].value); }
+  WARPKV_HD atomic_ref<std::uint32_t> ready_ref(std::size_t i) const {
+    return atomic_ref<std::uint32_t>(ready_[i / detail::ready_bits_per_word]);
+  }
+  WARPKV_HD static std::uint32_t ready_bit(std::size_t i) { return 1u << (i % detail::ready_bits_per_word); }
+
+  /// Whether slot i's first value has been published (acquire: its value store is visible).
+  WARPKV_HD bool is_ready(std::size_t i) const { return (ready_ref(i).load(memory_order::acquire) & ready_bit(i)) != 0; }
+
+  /// One lane: slot i holds k, claimed by some insert; wait until that insert has published it.
+  WARPKV_HD void wait_ready(std::size_t i) const {
+    for (int attempt = 0; !is_ready(i); ++attempt) backoff(attempt);
+  }
+
+  /// Walks kb's probe sequence (at most windows_ windows). Every window that holds kb or an
+  /// empty slot is handed, in probe order, to decide(stops, cur, i), called on every lane with
+  /// stops = ballot of the lanes whose slot holds kb or is empty, and this lane's key and slot
+  /// there; decide returns a status (as int) to end the walk or -1 to go on. Returns -1 when the
+  /// probe limit is reached. Windows holding only other keys and tombstones are passed.
+  ///
+  /// The first two windows are read one at a time; after them, groups of 2 then max_group windows
+  /// are loaded together and passed with a single ballot when none of their slots stops the walk:
+  /// a short probe reads no more than it needs, a long one (high load, many tombstones) overlaps
+  /// its loads and needs fewer collectives. The argument does not depend on when a slot is read.
+  template <class Tile, class Decide>
+  WARPKV_HD int walk(const Tile& t, key_bits kb, Decide&& decide) const {
+    static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
+    const unsigned rank = t.thread_rank();
+    sequence_type seq = sequence_bits(kb);
+    for (std::size_t done = 0; done < windows_;) {
+      std::size_t n = done < 2 ? 1 : (done < max_group ? done : max_group);
+      if (n > windows_ - done) n = windows_ - done;
+      key_bits cur[max_group];
+      std::size_t at[max_group];
+      unsigned stops_here = 0;  // bit m: this lane's slot in window m of the group holds kb or is empty
+      for (unsigned m = 0; m < max_group; ++m) {
+        if (m == n) break;
+        at[m] = seq.slot(rank);
+        cur[m] = key_ref(at[m]).load(memory_order::relaxed);
+        if (cur[m] == kb || cur[m] == empty_) stops_here |= 1u << m;
+        seq.next();
+      }
+      done += n;
+      if (n > 1 && !t.any(stops_here != 0)) continue;
+      for (unsigned m = 0; m < max_group; ++m) {  // constant trip count: cur/at stay in registers
+        if (m == n) break;
+        const std::uint32_t stops = t.ballot(((stops_here >> m) & 1u) != 0);
+        if (stops == 0) continue;
+        const int r = decide(stops, cur[m], at[m]);
+        if (r >= 0) return r;
+      }
+    }
+    return -1;
+  }
+
+  /// find and erase: the first slot in probe order that holds k or is empty decides.
+  /// act(lane, live, i) runs on every lane: `lane` read that slot (index i on that lane), and
+  /// `live` is true on it alone when the slot holds k published; act returns the status.
+  template <class Tile, class Act>
+  WARPKV_HD status at_first_stop(const Tile& t, Key k, Act&& act) const {
+    const key_bits kb = to_bits(k);
+    if (is_sentinel(kb)) return status::invalid_key;
+    const unsigned rank = t.thread_rank();
+    const int r = walk(t, kb, [&](std::uint32_t stops, key_bits cur, std::size_t i) {
+      const unsigned lane = static_cast<unsigned>(lowest_lane(stops));
+      return static_cast<int>(act(lane, rank == lane && cur == kb && is_ready(i), i));
+    });
+    return r < 0 ? status::not_found : static_cast<status>(r);
+  }
+
+  /// One lane, for the slot at index i that the window read as `cur` (k or empty): claim it if
+  /// empty, else act on k found there. Returns go_on when the slot turned out to hold another key.
+  WARPKV_HD outcome act_on(std::size_t i, key_bits cur, key_bits kb, value_bits vb, bool or_assign) const {
+    if (cur == empty_) {
+      key_bits expected = empty_;
+      if (key_ref(i).compare_exchange(expected, kb, memory_order::acq_rel)) {
+        // The claim is invisible until published: readers that see k here before the ready bit
+        // treat k as absent, inserts of k wait. No collective runs between claim and publish.
+        value_ref(i).store(vb, memory_order::relaxed);
+        ready_ref(i).fetch_or(ready_bit(i), memory_order::release);  // linearization point
+        return did_insert;
+      }
+      cur = expected;  // someone claimed it first: with k (then act on k) or another key (go on)
+    }
+    if (cur != kb) return go_on;
+    wait_ready(i);
+    if (!or_assign) return did_find;
+    value_ref(i).store(vb, memory_order::release);  // linearization point of the assign
+    return did_assign;
+  }
+
+  template <class Tile>
+  WARPKV_HD status upsert(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
+    if (is_sentinel(kb)) return status::invalid_key;
+    const unsigned rank = t.thread_rank();
+    const int r = walk(t, kb, [&](std::uint32_t candidates, key_bits cur, std::size_t i) -> int {
+      // Order every lane's probe reads (of this and earlier windows) before the claim, so an
+      // insert that happens-after this one sees at least the slots this one saw filled.
+      atomic_thread_fence(memory_order::acquire);
+      t.sync();
+      // Candidates in probe order; a slot that was claimed under us by another key is passed:
+      // its key never changes again until the cleanup pass.
+      while (candidates != 0) {
+        const unsigned lane = static_cast<unsigned>(lowest_lane(candidates));
+        candidates &= candidates - 1;
+        int result = go_on;
+        if (rank == lane) result = act_on(i, cur, kb, vb, or_assign);
+        result = t.shfl(result, lane);
+        if (result == did_insert) return static_cast<int>(status::inserted);
+        if (result == did_find) return static_cast<int>(status::found);
+        if (result == did_assign) return static_cast<int>(status::assigned);
+      }
+      return -1;
+    });
+    return r < 0 ? status::full : static_cast<status>(r);
+  }
+
+  slot_type* slots_ = nullptr;
+  std::uint32_t* ready_ = nullptr;
+  std::size_t mask_ = 0;
+  key_bits empty_ = 0;
+  key_bits erased_ = 0;
+  std::uint64_t seed_ = 0;
+  std::size_t windows_ = 0;
+};
+
+}  // namespace warpkv
