@@ -50,13 +50,16 @@ struct demo_options {
 };
 
 struct stm_options {
-  std::vector<std::string> workloads{"bank", "paper", "sort"};
+  std::vector<std::string> workloads{"bank", "paper", "sort", "map"};
   std::vector<std::uint64_t> accounts;        ///< bank; empty: 128,1024,16384,1048576 cuda / 16,128,1024 host
   std::uint64_t transfers = 0;                ///< bank transfers per run; 0: 2^20 cuda, 2^16 host
   std::vector<std::uint64_t> paper_accounts;  ///< empty: 100000,1000000
   std::vector<unsigned> read_only_percents{20, 80};
   std::uint64_t paper_txs = 0;                ///< paper bank transactions per run; 0: 2^18 cuda, 2^12 host
   std::vector<std::uint64_t> sizes;           ///< sort keys (powers of two); empty: 2^10..2^20 cuda, 2^10..2^14 host
+  std::vector<std::uint64_t> map_buckets;     ///< map; empty: 1024,65536,1048576 cuda / 64,1024 host
+  std::vector<unsigned> map_update_percents{20, 100};
+  std::uint64_t map_ops = 0;                  ///< map operations per run; 0: 2^22 cuda, 2^14 host
 };
 
 /// Entry points (workloads.cpp). They return the process exit code: non-zero when a

@@ -108,13 +108,13 @@ int main(int argc, char** argv) {
   m->add_option("--keys", de_keys, "Keys (default 2^20 on cuda, 2^14 on host)");
 
   stm_options sm;
-  std::vector<std::string> sm_accounts, sm_paper_accounts, sm_sizes;
-  std::string sm_transfers, sm_paper_txs;
-  auto* x = app.add_subcommand("stm", "warpkv::stm: bank transfers vs locks/atomics, the papers' bank, bitonic sort");
+  std::vector<std::string> sm_accounts, sm_paper_accounts, sm_sizes, sm_map_buckets;
+  std::string sm_transfers, sm_paper_txs, sm_map_ops;
+  auto* x = app.add_subcommand("stm", "warpkv::stm: bank transfers vs locks/atomics, the papers' bank, bitonic sort, a transactional hash set vs bucket locks");
   add_common(*x, common);
-  x->add_option("--workloads", sm.workloads, "Workloads, comma-separated: bank, paper, sort")
+  x->add_option("--workloads", sm.workloads, "Workloads, comma-separated: bank, paper, sort, map")
       ->delimiter(',')
-      ->check(CLI::IsMember({"bank", "paper", "sort"}))
+      ->check(CLI::IsMember({"bank", "paper", "sort", "map"}))
       ->capture_default_str();
   x->add_option("--accounts", sm_accounts, "Bank: account counts, comma-separated (default 128,1024,16384,1048576 cuda; 16,128,1024 host)")
       ->delimiter(',');
@@ -128,6 +128,13 @@ int main(int argc, char** argv) {
   x->add_option("--paper-txs", sm_paper_txs, "Papers' bank: transactions per run (default 2^18 cuda, 2^12 host)");
   x->add_option("--sizes", sm_sizes, "Sort: key counts, powers of two, comma-separated (default 2^10,2^12,..,2^20 on cuda; 2^10..2^14 on host)")
       ->delimiter(',');
+  x->add_option("--map-buckets", sm_map_buckets, "Map: bucket counts (15 keys each, 7 live on average), comma-separated (default 1024,65536,1048576 cuda; 64,1024 host)")
+      ->delimiter(',');
+  x->add_option("--map-updates", sm.map_update_percents, "Map: percent of operations that are renames (the rest are lookups), comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(0u, 100u))
+      ->capture_default_str();
+  x->add_option("--map-ops", sm_map_ops, "Map: operations per run (default 2^22 cuda, 2^14 host)");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -147,6 +154,8 @@ int main(int argc, char** argv) {
     for (const auto& a : sm_sizes) sm.sizes.push_back(parse_count(a, "--sizes"));
     if (!sm_transfers.empty()) sm.transfers = parse_count(sm_transfers, "--transfers");
     if (!sm_paper_txs.empty()) sm.paper_txs = parse_count(sm_paper_txs, "--paper-txs");
+    for (const auto& b : sm_map_buckets) sm.map_buckets.push_back(parse_count(b, "--map-buckets"));
+    if (!sm_map_ops.empty()) sm.map_ops = parse_count(sm_map_ops, "--map-ops");
     if (!dy_ranges.empty()) {
       dy.key_ranges.clear();
       for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
