@@ -9,9 +9,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
+#include "warpkv/core/cuda_check.hpp"
+#include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/status.hpp"
 
@@ -73,21 +77,83 @@ struct batch_body {
 
 }  // namespace detail
 
+/// The per-status counters of a batch: num_status_kinds counters in the backend's memory and
+/// their host copy (page-locked on cuda, so the copy back is one small DMA). A structure keeps
+/// one and reuses it, so a batch costs a memset, the launch and that copy, with no allocation.
+class batch_counters {
+ public:
+  batch_counters() = default;
+  explicit batch_counters(const execution& ex) : dev_(num_status_kinds, ex) {
+#if WARPKV_HAS_CUDA
+    if (ex.where == backend::cuda) {
+      void* p = nullptr;
+      WARPKV_CUDA_CHECK(cudaMallocHost(&p, sizeof(host_t)));
+      pinned_.reset(static_cast<host_t*>(p));
+    }
+#endif
+  }
+  [[nodiscard]] bool ready() const { return dev_.size() == num_status_kinds; }
+  [[nodiscard]] unsigned long long* data() const { return dev_.data(); }
+  /// Sets the counters to zero, stream-ordered.
+  void zero() {
+    if (dev_.exec().where == backend::cuda) {
+#if WARPKV_HAS_CUDA
+      WARPKV_CUDA_CHECK(cudaMemsetAsync(dev_.data(), 0, sizeof(host_t), dev_.exec().stream));
+#endif
+    } else {
+      std::memset(dev_.data(), 0, sizeof(host_t));
+    }
+  }
+  /// Waits for the stream and returns the counts.
+  [[nodiscard]] batch_summary read() const {
+    batch_summary s;
+    const unsigned long long* src = dev_.data();
+#if WARPKV_HAS_CUDA
+    if (dev_.exec().where == backend::cuda) {
+      WARPKV_CUDA_CHECK(cudaMemcpyAsync(pinned_.get(), dev_.data(), sizeof(host_t), cudaMemcpyDeviceToHost,
+                                        dev_.exec().stream));
+      synchronize(dev_.exec());
+      src = pinned_->data();
+    }
+#endif
+    for (int k = 0; k < num_status_kinds; ++k) s.count[k] = src[k];
+    return s;
+  }
+
+ private:
+  using host_t = std::array<unsigned long long, num_status_kinds>;
+  struct free_pinned {
+    void operator()(host_t* p) const noexcept {
+#if WARPKV_HAS_CUDA
+      (void)cudaFreeHost(p);  // destructors must not throw
+#else
+      (void)p;
+#endif
+    }
+  };
+  buffer<unsigned long long> dev_;
+  std::unique_ptr<host_t, free_pinned> pinned_;
+};
+
 /// Runs operations [0, n) of `op` as one concurrent batch on `ex`; `statuses` (n entries in the
-/// backend's memory) receives each operation's status. Waits for the batch and returns its counts.
+/// backend's memory) receives each operation's status. Waits for the batch and returns its counts
+/// (gathered in `counters`, which must belong to the same backend and stream).
+template <int T, class Op>
+batch_summary launch_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, batch_counters& counters,
+                           bool only_full = false) {
+  if (n == 0) return {};
+  counters.zero();
+  launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters.data(), only_full});
+  return counters.read();
+}
+
+/// The same with counters of its own (one allocation per call).
 template <int T, class Op>
 batch_summary launch_batch(const execution& ex, std::size_t n, const Op& op, status* statuses,
                            bool only_full = false) {
-  batch_summary summary;
-  if (n == 0) return summary;
-  buffer<unsigned long long> counters(num_status_kinds, ex);
-  const std::array<unsigned long long, num_status_kinds> zeros{};
-  counters.copy_from_host(zeros.data(), zeros.size());
-  launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters.data(), only_full});
-  std::array<unsigned long long, num_status_kinds> host{};
-  counters.copy_to_host(host.data(), host.size());
-  for (int k = 0; k < num_status_kinds; ++k) summary.count[k] = host[k];
-  return summary;
+  if (n == 0) return {};
+  batch_counters counters(ex);
+  return launch_batch<T>(ex, n, op, statuses, counters, only_full);
 }
 
 }  // namespace warpkv

@@ -215,7 +215,7 @@ class bulk_map_base {
       allocate(capacity, seed);
       const auto s = launch_batch<TileSize>(
           ex_, old_capacity, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
-          statuses.data());
+          statuses.data(), counters());
       if (s[status::full] == 0) break;
       if (attempt % 2 == 1) capacity *= 2;
     }
@@ -233,6 +233,12 @@ class bulk_map_base {
   std::size_t rehashes_ = 0;
 
  private:
+  batch_counters counters_;  // reused by every batch (made on first use)
+  batch_counters& counters() {
+    if (!counters_.ready()) counters_ = batch_counters(ex_);
+    return counters_;
+  }
+
   Derived& self() { return static_cast<Derived&>(*this); }
   const Derived& self() const { return static_cast<const Derived&>(*this); }
 
@@ -288,7 +294,7 @@ class bulk_map_base {
       tmp = buffer<status>(n, ex_);
       out = tmp.data();
     }
-    batch_summary part = launch_batch<TileSize>(ex_, n, make(self().ref()), out);
+    batch_summary part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, counters());
     batch_summary total = part;
     account(part);
     for (int round = 0; part[status::full] > 0; ++round) {
@@ -297,7 +303,7 @@ class bulk_map_base {
                                         std::to_string(part[status::full]) + " keys after 64 growth rounds");
       grow(part[status::full]);
       const std::uint64_t was_full = part[status::full];
-      part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, /*only_full=*/true);
+      part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
       total.count[static_cast<int>(status::full)] -= was_full;
       total += part;
       account(part);
