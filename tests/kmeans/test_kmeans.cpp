@@ -264,20 +264,21 @@ TEST(Kmeans, RecoversSeparatedBlobsFromSeededInits) {
 TEST(Kmeans, SameSeedSameResult) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
-  const blobs b = make_blobs(3000, 5, 20, 3.0, 9);  // overlapping blobs: many near ties
+  const std::size_t n = static_cast<std::size_t>(scaled(3000, 600));
+  const blobs b = make_blobs(n, 5, 20, 3.0, 9);  // overlapping blobs: many near ties
   for (init_method how : {init_method::random, init_method::kmeans_plus_plus, init_method::kmeans_parallel}) {
     kmeans::params p;
     p.exec = ex;
     p.seed = 1234;
     p.init = how;
-    const auto a = kmeans::fit(b.points, 3000, 5, 20, p);
-    const auto c = kmeans::fit(b.points, 3000, 5, 20, p);
+    const auto a = kmeans::fit(b.points, n, 5, 20, p);
+    const auto c = kmeans::fit(b.points, n, 5, 20, p);
     EXPECT_EQ(a.labels, c.labels);
     EXPECT_EQ(a.centroids, c.centroids);
     EXPECT_EQ(a.inertia, c.inertia);
     EXPECT_EQ(a.iterations, c.iterations);
     p.seed = 4321;
-    const auto other = kmeans::fit(b.points, 3000, 5, 20, p);
+    const auto other = kmeans::fit(b.points, n, 5, 20, p);
     EXPECT_NE(a.centroids, other.centroids) << "the seed should matter for init " << static_cast<int>(how);
   }
 }
