@@ -8,7 +8,10 @@
 // keeps the squared distances to a register tile of 32 centroids and reads
 //   its own point row  sx[t * stride + j]   (32 different rows per warp: bank-sensitive,
 //                                            stride from smem_layout, see layout.hpp)
-//   a centroid row     sc[c * chunk + j]    (one address for the whole warp: a broadcast)
+//   a centroid row     sc[c * cstride + j .. j + 3] as one 16-byte load (one address for the
+//                                            whole warp: a broadcast)
+// Rows are zero-padded to a multiple of 4 columns so the centroid loads can be 16 bytes wide;
+// padded columns add fma(0, 0, acc) = acc exactly, so distances do not change.
 // Distances are summed over dimensions in order in float32, so a point's distance and label
 // are the same on every backend; ties go to the lower centroid index.
 // Accumulation: each term rounded to fixed point (fixed_point.hpp) and added with integer
@@ -32,6 +35,19 @@
 namespace warpkv::detail {
 
 enum class dist_output : std::uint8_t { none, write, min };
+
+/// Four floats from a 16-byte-aligned shared-memory address (one vector load on the GPU).
+WARPKV_HD WARPKV_FORCEINLINE void load4(const float* p, float (&out)[4]) {
+#if WARPKV_DEVICE_PASS
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  out[0] = v.x;
+  out[1] = v.y;
+  out[2] = v.z;
+  out[3] = v.w;
+#else
+  for (int q = 0; q < 4; ++q) out[q] = p[q];
+#endif
+}
 
 struct assign_args {
   const float* points = nullptr;  ///< n x d, row-major
@@ -66,7 +82,9 @@ struct assign_body {
   assign_args a;
   unsigned chunk = 0;    ///< min(d, max_chunk)
   unsigned nchunks = 0;  ///< ceil(d / chunk)
-  unsigned stride = 0;   ///< words per point row in shared memory
+  unsigned cwidth = 0;   ///< chunk rounded up to a multiple of 4 (zero-padded columns)
+  unsigned stride = 0;   ///< words per point row in shared memory (from cwidth and the layout)
+  unsigned cstride = 0;  ///< words per centroid row in shared memory (= cwidth: 16-byte rows)
   unsigned staged = 0;   ///< centroid rows in shared memory
   bool shared_accum = false;
   std::size_t accum_offset = 0;  ///< byte offset of the shared accumulators
@@ -76,15 +94,18 @@ struct assign_body {
     b.a = args;
     b.chunk = args.d < max_chunk ? args.d : max_chunk;
     b.nchunks = (args.d + b.chunk - 1) / b.chunk;
-    b.stride = row_stride<L>(b.chunk);
+    b.cwidth = (b.chunk + 3) / 4 * 4;
+    b.stride = row_stride<L>(b.cwidth);
+    b.cstride = b.cwidth;
     b.staged = b.nchunks == 1 ? staged_centroids : reg_tile;
-    const std::size_t floats = std::size_t{block_threads} * b.stride + std::size_t{b.staged} * b.chunk;
+    // 128 * stride floats = a multiple of 16 bytes: the centroid rows start 16-byte aligned.
+    const std::size_t floats = std::size_t{block_threads} * b.stride + std::size_t{b.staged} * b.cstride;
     b.accum_offset = (floats * sizeof(float) + 15) / 16 * 16;
     b.shared_accum = (args.sums != nullptr || args.counts != nullptr || args.inertia != nullptr) &&
                      b.accum_words() * sizeof(std::uint64_t) <= max_shared_accum_bytes;
     return b;
   }
-  [[nodiscard]] std::size_t accum_words() const { return std::size_t{a.k} * a.d + a.k + 1; }
+  [[nodiscard]] WARPKV_HD std::size_t accum_words() const { return std::size_t{a.k} * a.d + a.k + 1; }
   [[nodiscard]] std::size_t smem_bytes() const {
     return accum_offset + (shared_accum ? accum_words() * sizeof(std::uint64_t) : 0);
   }
@@ -130,13 +151,14 @@ struct assign_body {
   /// Stages columns [col0, col0 + width) of points [first, first + 128) (zeros past n).
   template <class Block>
   WARPKV_HD void stage_points(Block& b, float* sx, std::size_t first, unsigned col0, unsigned width) const {
-    const std::size_t total = std::size_t{block_threads} * width;
+    const unsigned padded = (width + 3) / 4 * 4;
+    const std::size_t total = std::size_t{block_threads} * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
       // Consecutive threads take consecutive columns of a row: coalesced global reads.
       for (std::size_t e = t; e < total; e += block_threads) {
-        const std::size_t row = e / width, col = e % width;
+        const std::size_t row = e / padded, col = e % padded;
         const std::size_t i = first + row;
-        sx[row * stride + col] = i < a.n ? a.points[i * a.d + col0 + col] : 0.0f;
+        sx[row * stride + col] = i < a.n && col < width ? a.points[i * a.d + col0 + col] : 0.0f;
       }
     });
   }
@@ -145,12 +167,13 @@ struct assign_body {
   template <class Block>
   WARPKV_HD void stage_centroids(Block& b, float* sc, unsigned c0, unsigned rows, unsigned col0,
                                  unsigned width) const {
-    const std::size_t total = std::size_t{rows} * width;
+    const unsigned padded = (width + 3) / 4 * 4;
+    const std::size_t total = std::size_t{rows} * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
       for (std::size_t e = t; e < total; e += block_threads) {
-        const std::size_t row = e / width, col = e % width;
+        const std::size_t row = e / padded, col = e % padded;
         const std::size_t c = c0 + row;
-        sc[row * chunk + col] = c < a.k ? a.centroids[c * a.d + col0 + col] : 0.0f;
+        sc[row * cstride + col] = c < a.k && col < width ? a.centroids[c * a.d + col0 + col] : 0.0f;
       }
     });
   }
@@ -161,7 +184,7 @@ struct assign_body {
     float* sc = sx + std::size_t{block_threads} * stride;
     const std::size_t first = tile * block_threads;
     b.for_each_thread([&](unsigned, thread_state& s) {
-      s.best = std::numeric_limits<float>::infinity();
+      s.best = __builtin_huge_valf();
       s.label = 0;
     });
     for (unsigned c0 = 0; c0 < a.k; c0 += staged) {
@@ -186,15 +209,23 @@ struct assign_body {
             stage_centroids(b, sc, r0, reg_tile, col0, width);
             b.sync();
           }
+          const unsigned padded = (width + 3) / 4 * 4;
           b.for_each_thread([&](unsigned t, thread_state& s) {
             const float* row = sx + std::size_t{t} * stride;
-            const float* cent = sc + std::size_t{row0} * chunk;
-            for (unsigned j = 0; j < width; ++j) {
-              const float x = row[j];  // the bank-sensitive load
+            const float* cent = sc + std::size_t{row0} * cstride;
+            for (unsigned j = 0; j < padded; j += 4) {
+              float x[4];
+              for (unsigned q = 0; q < 4; ++q) x[q] = row[j + q];  // the bank-sensitive loads
 WARPKV_KMEANS_UNROLL
               for (unsigned c = 0; c < reg_tile; ++c) {
-                const float diff = x - cent[c * chunk + j];  // broadcast
-                s.acc[c] = fmaf(diff, diff, s.acc[c]);
+                float cv[4];
+                load4(cent + c * cstride + j, cv);  // broadcast, 16 bytes
+                float acc = s.acc[c];
+                for (unsigned q = 0; q < 4; ++q) {  // dimensions in order: same sum as a scalar loop
+                  const float diff = x[q] - cv[q];
+                  acc = fmaf(diff, diff, acc);
+                }
+                s.acc[c] = acc;
               }
             }
           });

@@ -7,9 +7,11 @@
 // takes gcd(stride, 32) wavefronts: a row stride of d = 32 or 128 words puts the whole warp
 // on one bank (32-way conflict), d = 4 on 8 banks (4-way). An odd stride is coprime with 32
 // and spreads the warp over all 32 banks. padded_odd therefore stores rows with stride
-// d | 1 (d, or d + 1 when d is even): one wasted word per row, no conflicts.
-// natural keeps stride = d, the layout a straightforward port would use; it exists so the
-// benchmark can run the very same kernel with the conflicts (docs/design/kmeans.md).
+// width | 1 (the row width, plus one word when it is even): one wasted word per row, no
+// conflicts. natural keeps stride = width, the layout a straightforward port would use; it
+// exists so the benchmark can run the very same kernel with the conflicts
+// (docs/design/kmeans.md). The assignment kernel's row width is min(d, 64) rounded up to a
+// multiple of 4 (zero-padded), so natural rows of d = 4, 32, 64, 128 have strides 4, 32, 64, 64.
 #include <cstdint>
 
 #include "warpkv/core/config.hpp"
