@@ -197,7 +197,8 @@ struct assign_body {
       }
       for (unsigned r0 = c0; r0 < c_end; r0 += reg_tile) {
         b.for_each_thread([&](unsigned, thread_state& s) {
-          for (unsigned c = 0; c < reg_tile; ++c) s.acc[c] = 0.0f;
+WARPKV_KMEANS_UNROLL
+          for (unsigned c = 0; c < reg_tile; ++c) s.acc[c] = 0.0f;  // unrolled: acc stays in registers
         });
         const unsigned row0 = nchunks == 1 ? r0 - c0 : 0;
         for (unsigned ch = 0; ch < nchunks; ++ch) {
@@ -215,12 +216,14 @@ struct assign_body {
             const float* cent = sc + std::size_t{row0} * cstride;
             for (unsigned j = 0; j < padded; j += 4) {
               float x[4];
+WARPKV_KMEANS_UNROLL
               for (unsigned q = 0; q < 4; ++q) x[q] = row[j + q];  // the bank-sensitive loads
 WARPKV_KMEANS_UNROLL
               for (unsigned c = 0; c < reg_tile; ++c) {
                 float cv[4];
                 load4(cent + c * cstride + j, cv);  // broadcast, 16 bytes
                 float acc = s.acc[c];
+WARPKV_KMEANS_UNROLL
                 for (unsigned q = 0; q < 4; ++q) {  // dimensions in order: same sum as a scalar loop
                   const float diff = x[q] - cv[q];
                   acc = fmaf(diff, diff, acc);
@@ -231,6 +234,7 @@ WARPKV_KMEANS_UNROLL
           });
         }
         b.for_each_thread([&](unsigned, thread_state& s) {
+WARPKV_KMEANS_UNROLL
           for (unsigned c = 0; c < reg_tile; ++c) {
             if (r0 + c < a.k && s.acc[c] < s.best) {
               s.best = s.acc[c];
