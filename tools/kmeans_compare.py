@@ -135,7 +135,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="build/tools/warpkv-bench/warpkv-bench")
     ap.add_argument("--sizes", default="1048576x4x16,1048576x32x256,1048576x128x1024",
-                    help="NxDxK, comma-separated")
+                    help="NxDxK or 'digits' (scikit-learn's, when importable), comma-separated")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
@@ -145,9 +145,20 @@ def main():
     report = {"tool": "kmeans_compare", "iters": a.iters, "seed": a.seed, "runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for size in a.sizes.split(","):
-            n, d, k = (int(float(v)) for v in size.lower().split("x"))
-            x, init = blobs(n, d, k, a.seed)
-            run = {"n": n, "d": d, "k": k}
+            if size == "digits":  # scikit-learn's handwritten digits, 1797 x 64, k = 10
+                try:
+                    from sklearn.datasets import load_digits
+                except ImportError:
+                    report["runs"].append({"dataset": "digits", "skipped": "scikit-learn is not importable here"})
+                    continue
+                x = np.ascontiguousarray(load_digits().data, dtype=np.float32)
+                n, d, k = x.shape[0], x.shape[1], 10
+                init = x[np.random.default_rng(a.seed).choice(n, size=k, replace=False)].copy()
+                run = {"dataset": "digits", "n": n, "d": d, "k": k}
+            else:
+                n, d, k = (int(float(v)) for v in size.lower().split("x"))
+                x, init = blobs(n, d, k, a.seed)
+                run = {"dataset": "blobs", "n": n, "d": d, "k": k}
             peers = {"warpkv": run_warpkv(a.bench, x, init, a.iters, a.repeats, tmp),
                      "pytorch": run_torch(x, init, a.iters, a.repeats)}
             peers["sklearn"] = ({"skipped": "--no-sklearn"} if a.no_sklearn else run_sklearn(x, init, a.iters))

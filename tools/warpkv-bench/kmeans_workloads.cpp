@@ -311,8 +311,13 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
     return run_kmeans_file(s, o, ns[0], d, k);
   }
   const int repeats = s.repeats(s.cuda() ? 5 : 2);
+  std::vector<std::string> shapes = o.shapes;
+  if (!s.cuda() && shapes == kmeans_options{}.shapes) {
+    shapes = {"4x16", "32x64"};  // the GPU shapes take minutes per iteration on host threads
+    progress("kmeans: host backend, default shapes reduced to 4x16,32x64");
+  }
   for (const std::uint64_t n : ns) {
-    for (const std::string& shape : o.shapes) {
+    for (const std::string& shape : shapes) {
       const auto [d, k] = parse_shape(shape);
       if (k > n) continue;
       buffer<float> pts(n * d, s.ex());
