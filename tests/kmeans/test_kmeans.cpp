@@ -308,6 +308,31 @@ TEST(Kmeans, EmptyClusterIsReseededWithTheFarthestPoint) {
   EXPECT_NE(r.labels[100], r.labels[50]);
 }
 
+TEST(Kmeans, UserCentroidsOutsideTheDataKeepExactInertia) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const blobs b = make_blobs(500, 2, 2, 3.0, 11);
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::user;
+  p.initial_centroids = {1e6f, 1e6f, -1e6f, -1e6f};  // far outside the data (|x| ~ 10)
+  p.max_iter = 1;
+  const auto r = kmeans::fit(b.points, 500, 2, 2, p);
+  // The first assignment's inertia is measured against the far centroids.
+  double want = 0;
+  for (std::size_t i = 0; i < 500; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < 2; ++c) {
+      const std::vector<double> cc(p.initial_centroids.begin() + static_cast<std::ptrdiff_t>(c * 2),
+                                   p.initial_centroids.begin() + static_cast<std::ptrdiff_t>(c * 2 + 2));
+      best = std::min(best, sq_dist(&b.points[i * 2], cc.data(), 2));
+    }
+    want += best;
+  }
+  ASSERT_EQ(r.inertia_history.size(), 1u);
+  EXPECT_NEAR(r.inertia_history[0], want, 1e-6 * want);
+}
+
 TEST(Kmeans, MoreClustersThanDistinctPointsStaysFinite) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
@@ -458,6 +483,8 @@ TEST(Kmeans, BadInputNamesTheArgument) {
   u.initial_centroids = {1, 2, 3};  // k x d = 4
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
   u.initial_centroids = {1, 2, 3, std::numeric_limits<float>::quiet_NaN()};
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
+  u.initial_centroids = {1, 2, 3, 4e19f};  // finite, but squared distances to it overflow float32
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
   kmeans::params m = p;
   m.max_iter = 0;

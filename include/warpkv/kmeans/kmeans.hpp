@@ -22,6 +22,7 @@
 //  - Device overloads take execution memory (device memory on the cuda backend, host memory on
 //    the host backend), queue their work on params.exec.stream and return after a final
 //    stream synchronisation (every iteration reads a few sums back to decide convergence).
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -100,8 +101,10 @@ inline void check_params(const params& p, std::size_t d, std::size_t k) {
   }
 }
 
-inline void initialise(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p,
-                       float* centroids) {
+/// Writes the initial centroids; returns their largest |coordinate| for user centroids (which
+/// may lie outside the data), 0 otherwise (seeded centroids are data points).
+inline double initialise(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p,
+                         float* centroids) {
   const execution& ex = p.exec;
   init_method how = p.init;
   if (how == init_method::automatic)
@@ -111,21 +114,20 @@ inline void initialise(const float* points, std::size_t n, std::size_t d, std::s
   switch (how) {
     case init_method::user: {
       warpkv::detail::from_host(ex, centroids, p.initial_centroids.data(), k * d);
-      warpkv::detail::check_finite(ex, centroids, k * d, d, "params.initial_centroids");
-      return;
+      return warpkv::detail::check_finite(ex, centroids, k * d, d, "params.initial_centroids");
     }
     case init_method::random:
       warpkv::detail::gather_rows(ex, points, d, warpkv::detail::random_rows(n, k, p.seed), centroids);
-      return;
+      return 0;
     case init_method::kmeans_parallel:
       if (warpkv::detail::kmeans_parallel(ex, p.layout, points, n, d, k, p.seed, p.parallel_rounds, p.oversampling,
                                           centroids))
-        return;
+        return 0;
       [[fallthrough]];  // fewer candidates than k (few distinct points): plain k-means++
     default:
       warpkv::detail::gather_rows(ex, points, d, warpkv::detail::kmeanspp_rows(ex, points, n, d, nullptr, {}, k, p.seed, 2),
                                   centroids);
-      return;
+      return 0;
   }
 }
 
@@ -138,13 +140,20 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   require(points != nullptr, "points", "null pointer");
   impl::check_params(p, d, k);
   const execution& ex = p.exec;
-  const wd::data_scales scales = wd::measure(ex, points, n, d);
+  wd::data_scales scales = wd::measure(ex, points, n, d);
   const double tol = p.tol * scales.mean_variance;
 
   result r;
   r.centroids = buffer<float>(k * d, ex);
   r.labels = buffer<std::int32_t>(n, ex);
-  impl::initialise(points, n, d, k, p, r.centroids.data());
+  const double centroid_max = impl::initialise(points, n, d, k, p, r.centroids.data());
+  if (centroid_max > scales.max_abs) {
+    // User centroids outside the data: distances are bounded by d (max|x| + max|c|)^2 instead.
+    const double span = scales.max_abs + centroid_max;
+    require(static_cast<double>(d) * span * span < static_cast<double>(FLT_MAX) / 4, "params.initial_centroids",
+            "coordinates too large: squared distances to them would overflow float32");
+    scales.dist_scale = wd::fixed_scale(static_cast<double>(d) * span * span * 1.01, n);
+  }
 
   buffer<float> dist(n, ex);
   buffer<std::uint64_t> acc(k * d + k + 1, ex);  // sums | counts | inertia
