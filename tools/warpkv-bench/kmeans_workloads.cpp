@@ -298,10 +298,31 @@ int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned
 
 }  // namespace
 
+/// The card's FP32 peak (GFLOP/s, an FMA = 2) and DRAM bandwidth (GB/s) from its attributes; 0 when unknown.
+std::pair<double, double> card_limits(const session& s) {
+#if WARPKV_HAS_CUDA
+  if (!s.cuda()) return {0, 0};
+  int dev = 0, sms = 0, khz = 0, mem_khz = 0, bus_bits = 0;
+  WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+  WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess) khz = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
+  if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
+  (void)cudaGetLastError();
+  const double fp32 = static_cast<double>(sms) * 128 * 2 * khz * 1e-6;          // 128 FP32 lanes per SM (sm_80+)
+  const double dram = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;          // double data rate
+  return {fp32, dram};
+#else
+  (void)s;
+  return {0, 0};
+#endif
+}
+
 int run_kmeans(const common_options& co, const kmeans_options& o) {
   namespace km = warpkv::kmeans;
   session s(co);
   s.default_warmup(1, 0);
+  const auto [peak_gflops, peak_gbs] = card_limits(s);
   std::vector<std::uint64_t> ns = o.n;
   if (ns.empty()) ns = s.cuda() ? std::vector<std::uint64_t>{1ull << 20, 1ull << 24} : std::vector<std::uint64_t>{1ull << 14};
   if (!o.input.empty()) {
@@ -360,6 +381,9 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
             [&](int) { warpkv::detail::assign(s.ex(), layout, a); }));
         const double flops = 3.0 * static_cast<double>(n) * k * d;  // subtract + fused multiply-add
+        const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
+        const unsigned stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
+                                                               : body.stride;
         record r = s.base("kmeans");
         r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
         r.set("iterations", its).set("inertia", res.inertia);
@@ -369,6 +393,12 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
         r.set("gflops_per_iteration", flops / (per_iter * 1e6));
         r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
         r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
+        r.set("smem_row_stride_words", stride).set("model_conflict_ways", warpkv::detail::conflict_ways(stride));
+        if (peak_gflops > 0) {
+          r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
+          r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
+        }
+        if (peak_gbs > 0) r.set("dram_peak_gb_per_s", peak_gbs).set("point_read_fraction_of_dram_peak", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6) / peak_gbs);
         r.set("repeats", repeats);
         emit(r);
         progress(strf("kmeans n=%llu d=%u k=%u %s: %.3f ms/iteration, kernel %.3f ms", static_cast<unsigned long long>(n),
