@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "../common/backend.hpp"
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/block_launcher.hpp"
+#include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/kmeans/kmeans.hpp"
 
@@ -22,6 +25,74 @@ namespace warpkv::testing {
 namespace {
 
 using kmeans::init_method;
+
+// ---- core/block_launcher.hpp (added for this module; tested here to keep one TU) ------------
+
+/// Each work item: threads write their index into shared memory, meet at a barrier, read their
+/// neighbour's slot, and add it to a global total; per-block shared state is set up in start()
+/// and flushed in finish().
+struct neighbour_body {
+  static constexpr unsigned block_threads = 64;
+  struct thread_state {
+    std::uint64_t seen;
+  };
+  std::uint64_t* total;   // sum of what the threads read
+  std::uint64_t* works;   // work items done, flushed per block
+  std::uint64_t* blocks;  // blocks started
+  template <class Block>
+  WARPKV_HD std::uint64_t* done(const Block& b) const {
+    return reinterpret_cast<std::uint64_t*>(b.smem() + block_threads * sizeof(std::uint64_t));
+  }
+  template <class Block>
+  WARPKV_HD void start(Block& b) const {
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      if (t == 0) {
+        *done(b) = 0;
+        atomic_ref<std::uint64_t>(*blocks).fetch_add(1);
+      }
+    });
+    b.sync();
+  }
+  template <class Block>
+  WARPKV_HD void operator()(Block& b, std::size_t w) const {
+    auto* slots = reinterpret_cast<std::uint64_t*>(b.smem());
+    b.sync();  // the previous item's readers are done with the slots
+    b.for_each_thread([&](unsigned t, thread_state&) { slots[t] = w * block_threads + t; });
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state& s) { s.seen = slots[(t + 1) % block_threads]; });
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      atomic_ref<std::uint64_t>(*total).fetch_add(s.seen);
+      if (t == 0) *done(b) += 1;
+    });
+  }
+  template <class Block>
+  WARPKV_HD void finish(Block& b) const {
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      if (t == 0) atomic_ref<std::uint64_t>(*works).fetch_add(*done(b));
+    });
+  }
+};
+
+TEST(BlockLauncher, PhasesBarriersAndPerBlockState) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = ex0.where == backend::host ? execution::host(3) : ex0;
+  for (std::size_t items : {1u, 5u, 1000u}) {
+    buffer<std::uint64_t> counters(3, ex);
+    const std::vector<std::uint64_t> zero(3, 0);
+    counters.copy_from_host(zero.data(), 3);
+    launch_blocks(ex, items, 2 * neighbour_body::block_threads * sizeof(std::uint64_t),
+                  neighbour_body{counters.data(), counters.data() + 1, counters.data() + 2});
+    const auto c = counters.to_vector();
+    const std::uint64_t all = items * neighbour_body::block_threads;
+    EXPECT_EQ(c[0], all * (all - 1) / 2) << items;  // every slot read exactly once
+    EXPECT_EQ(c[1], items);
+    EXPECT_GE(c[2], 1u);
+    EXPECT_LE(c[2], items);
+  }
+}
+
+// ---- k-means --------------------------------------------------------------------------------
 
 /// Few concurrent host blocks: enough to race, cheap under ThreadSanitizer.
 execution small_pool(execution ex) {
