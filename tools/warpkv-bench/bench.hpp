@@ -62,6 +62,27 @@ struct stm_options {
   std::uint64_t map_ops = 0;                  ///< map operations per run; 0: 2^22 cuda, 2^14 host
 };
 
+struct bank_conflict_options {
+  std::vector<std::string> kinds{"u32", "u64", "u8", "struct"};  ///< word kinds; struct = AoS vs SoA
+  unsigned max_stride = 33;   ///< strides 1..max_stride (struct: members 1..8)
+  unsigned iters = 8192;      ///< accesses per thread per kernel
+  std::vector<std::string> ops{"load", "store"};
+};
+
+struct kmeans_options {
+  std::vector<std::uint64_t> n;                                  ///< empty: 2^20,2^24 cuda; 2^14 host
+  std::vector<std::string> shapes{"4x16", "32x256", "128x1024"};  ///< DxK
+  unsigned iters = 10;                                           ///< Lloyd iterations per timed fit
+  std::vector<std::string> layouts{"padded"};                    ///< padded (conflict-free) and/or natural
+  std::string init = "random";                                   ///< random | kmeans++ | kmeans|| | auto
+  // Comparison mode (tools/kmeans_compare.py): raw float32 files, one size.
+  std::string input;        ///< n x d float32, row-major
+  std::string init_file;    ///< k x d float32 initial centroids (init = user)
+  std::string labels_out;   ///< int32 labels written here
+  std::string centroids_out;
+  double tol = 0;           ///< 0: exactly --iters iterations
+};
+
 /// Entry points (workloads.cpp). They return the process exit code: non-zero when a
 /// verification failed. Errors of the library or the inputs are thrown.
 int run_static(const common_options&, const static_options&);
@@ -69,6 +90,10 @@ int run_dynamic(const common_options&, const dynamic_options&);
 int run_demo(const common_options&, const demo_options&);
 /// warpkv::stm vs locks and atomics, the papers' bank, bitonic sort (stm_workloads.cpp).
 int run_stm(const common_options&, const stm_options&);
+
+/// warpkv::kmeans: shared-memory bank-conflict microbenchmark and k-means fit (kmeans_workloads.cpp).
+int run_bank_conflicts(const common_options&, const bank_conflict_options&);
+int run_kmeans(const common_options&, const kmeans_options&);
 
 // ---- one JSON record -------------------------------------------------------------------------
 using field_value = std::variant<std::monostate, bool, std::int64_t, double, std::string>;

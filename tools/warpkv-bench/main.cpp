@@ -136,6 +136,35 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   x->add_option("--map-ops", sm_map_ops, "Map: operations per run (default 2^22 cuda, 2^14 host)");
 
+  bank_conflict_options bc;
+  auto* bcs = app.add_subcommand("bank-conflicts", "Shared-memory loads/stores by full warps at word strides 1..33 (GPU only)");
+  add_common(*bcs, common);
+  bcs->add_option("--kinds", bc.kinds, "u32, u64, u8 (strided words/elements) and struct (AoS vs SoA, 1..8 members)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"u32", "u64", "u8", "struct"}))
+      ->capture_default_str();
+  bcs->add_option("--ops", bc.ops, "load, store")->delimiter(',')->check(CLI::IsMember({"load", "store"}))->capture_default_str();
+  bcs->add_option("--max-stride", bc.max_stride, "Largest stride")->check(CLI::Range(1u, 64u))->capture_default_str();
+  bcs->add_option("--iters", bc.iters, "Accesses per thread per kernel")->check(CLI::Range(1u, 1u << 24))->capture_default_str();
+
+  kmeans_options km;
+  std::vector<std::string> km_n;
+  auto* kms = app.add_subcommand("kmeans", "warpkv::kmeans fit: ms per Lloyd iteration, conflict-free vs conflicting layout");
+  add_common(*kms, common);
+  kms->add_option("--n", km_n, "Point counts, comma-separated (default 2^20,2^24 cuda; 2^14 host)")->delimiter(',');
+  kms->add_option("--shapes", km.shapes, "DxK pairs, comma-separated")->delimiter(',')->capture_default_str();
+  kms->add_option("--iters", km.iters, "Lloyd iterations per fit")->check(CLI::Range(2u, 100000u))->capture_default_str();
+  kms->add_option("--layouts", km.layouts, "padded (conflict-free), natural (bank conflicts)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"padded", "natural"}))
+      ->capture_default_str();
+  kms->add_option("--init", km.init, "Initialisation")->check(CLI::IsMember({"random", "kmeans++", "kmeans||", "auto"}))->capture_default_str();
+  kms->add_option("--input", km.input, "Comparison mode: raw float32 n x d file (needs exactly one --n and one --shapes)");
+  kms->add_option("--init-file", km.init_file, "Comparison mode: raw float32 k x d initial centroids");
+  kms->add_option("--labels-out", km.labels_out, "Comparison mode: write int32 labels here");
+  kms->add_option("--centroids-out", km.centroids_out, "Comparison mode: write float32 centroids here");
+  kms->add_option("--tol", km.tol, "Comparison mode: relative tolerance (0: run exactly --iters)")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -156,6 +185,7 @@ int main(int argc, char** argv) {
     if (!sm_paper_txs.empty()) sm.paper_txs = parse_count(sm_paper_txs, "--paper-txs");
     for (const auto& b : sm_map_buckets) sm.map_buckets.push_back(parse_count(b, "--map-buckets"));
     if (!sm_map_ops.empty()) sm.map_ops = parse_count(sm_map_ops, "--map-ops");
+    for (const auto& v : km_n) km.n.push_back(parse_count(v, "--n"));
     if (!dy_ranges.empty()) {
       dy.key_ranges.clear();
       for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
@@ -169,6 +199,8 @@ int main(int argc, char** argv) {
     if (s->parsed()) return run_static(common, st);
     if (d->parsed()) return run_dynamic(common, dy);
     if (x->parsed()) return run_stm(common, sm);
+    if (bcs->parsed()) return run_bank_conflicts(common, bc);
+    if (kms->parsed()) return run_kmeans(common, km);
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';

@@ -1,0 +1,275 @@
+#pragma once
+// The fused assignment step of Lloyd's algorithm: nearest centroid of every point, and (when
+// asked) the per-cluster sums, counts and inertia, without ever materialising the n x k
+// distance matrix.
+//
+// One block of 128 threads takes a tile of 128 points (thread t: point t). Both the points and
+// the centroids are staged in shared memory in chunks of up to 64 dimensions; each thread
+// keeps the squared distances to a register tile of 32 centroids and reads
+//   its own point row  sx[t * stride + j]   (32 different rows per warp: bank-sensitive,
+//                                            stride from smem_layout, see layout.hpp)
+//   a centroid row     sc[c * cstride + j .. j + 3] as one 16-byte load (one address for the
+//                                            whole warp: a broadcast)
+// Rows are zero-padded to a multiple of 4 columns so the centroid loads can be 16 bytes wide;
+// padded columns add fma(0, 0, acc) = acc exactly, so distances do not change.
+// Distances are summed over dimensions in order in float32, so a point's distance and label
+// are the same on every backend; ties go to the lower centroid index.
+// Accumulation: each term rounded to fixed point (fixed_point.hpp) and added with integer
+// atomics, per block in shared memory when k x d is small (flushed once per block), else
+// straight to global memory.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include "warpkv/core/config.hpp"
+#include "warpkv/kmeans/detail/fixed_point.hpp"
+#include "warpkv/kmeans/detail/layout.hpp"
+
+#if WARPKV_DEVICE_PASS
+#define WARPKV_KMEANS_UNROLL _Pragma("unroll")
+#else
+#define WARPKV_KMEANS_UNROLL
+#endif
+
+namespace warpkv::detail {
+
+enum class dist_output : std::uint8_t { none, write, min };
+
+/// Four floats from a 16-byte-aligned shared-memory address (one vector load on the GPU).
+WARPKV_HD WARPKV_FORCEINLINE void load4(const float* p, float (&out)[4]) {
+#if WARPKV_DEVICE_PASS
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  out[0] = v.x;
+  out[1] = v.y;
+  out[2] = v.z;
+  out[3] = v.w;
+#else
+  for (int q = 0; q < 4; ++q) out[q] = p[q];
+#endif
+}
+
+struct assign_args {
+  const float* points = nullptr;  ///< n x d, row-major
+  std::size_t n = 0;
+  unsigned d = 0;
+  const float* centroids = nullptr;  ///< k x d, row-major
+  unsigned k = 0;
+  std::int32_t* labels = nullptr;  ///< n, optional
+  float* dist = nullptr;           ///< n, optional: squared distance to the nearest centroid
+  dist_output dist_mode = dist_output::none;
+  std::uint64_t* sums = nullptr;     ///< k x d fixed point (x * sum_scale), optional
+  std::uint64_t* counts = nullptr;   ///< k, optional
+  std::uint64_t* inertia = nullptr;  ///< 1, fixed point (distance * dist_scale), optional
+  double sum_scale = 1;
+  double dist_scale = 1;
+};
+
+template <smem_layout L>
+struct assign_body {
+  static constexpr unsigned block_threads = 128;
+  static constexpr unsigned reg_tile = 32;          ///< centroids whose distances a thread keeps in registers
+  static constexpr unsigned max_chunk = 64;         ///< dimensions staged at once
+  static constexpr unsigned staged_centroids = 128;  ///< centroids staged at once when d <= max_chunk
+  static constexpr std::size_t max_shared_accum_bytes = 48 * 1024;
+
+  struct thread_state {
+    float acc[reg_tile];
+    float best;
+    std::int32_t label;
+  };
+
+  assign_args a;
+  unsigned chunk = 0;    ///< min(d, max_chunk)
+  unsigned nchunks = 0;  ///< ceil(d / chunk)
+  unsigned cwidth = 0;   ///< chunk rounded up to a multiple of 4 (zero-padded columns)
+  unsigned stride = 0;   ///< words per point row in shared memory (from cwidth and the layout)
+  unsigned cstride = 0;  ///< words per centroid row in shared memory (= cwidth: 16-byte rows)
+  unsigned staged = 0;   ///< centroid rows in shared memory
+  bool shared_accum = false;
+  std::size_t accum_offset = 0;  ///< byte offset of the shared accumulators
+
+  static assign_body make(const assign_args& args) {
+    assign_body b;
+    b.a = args;
+    b.chunk = args.d < max_chunk ? args.d : max_chunk;
+    b.nchunks = (args.d + b.chunk - 1) / b.chunk;
+    b.cwidth = (b.chunk + 3) / 4 * 4;
+    b.stride = row_stride<L>(b.cwidth);
+    b.cstride = b.cwidth;
+    b.staged = b.nchunks == 1 ? staged_centroids : reg_tile;
+    // 128 * stride floats = a multiple of 16 bytes: the centroid rows start 16-byte aligned.
+    const std::size_t floats = std::size_t{block_threads} * b.stride + std::size_t{b.staged} * b.cstride;
+    b.accum_offset = (floats * sizeof(float) + 15) / 16 * 16;
+    b.shared_accum = (args.sums != nullptr || args.counts != nullptr || args.inertia != nullptr) &&
+                     b.accum_words() * sizeof(std::uint64_t) <= max_shared_accum_bytes;
+    return b;
+  }
+  [[nodiscard]] WARPKV_HD std::size_t accum_words() const { return std::size_t{a.k} * a.d + a.k + 1; }
+  [[nodiscard]] std::size_t smem_bytes() const {
+    return accum_offset + (shared_accum ? accum_words() * sizeof(std::uint64_t) : 0);
+  }
+  [[nodiscard]] std::size_t num_tiles() const { return (a.n + block_threads - 1) / block_threads; }
+
+  template <class Block>
+  WARPKV_HD std::uint64_t* accum(const Block& b) const {
+    return reinterpret_cast<std::uint64_t*>(b.smem() + accum_offset);
+  }
+
+  template <class Block>
+  WARPKV_HD void start(Block& b) const {
+    if (!shared_accum) return;
+    std::uint64_t* acc = accum(b);
+    const std::size_t words = accum_words();
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      for (std::size_t e = t; e < words; e += block_threads) acc[e] = 0;
+    });
+    b.sync();
+  }
+
+  template <class Block>
+  WARPKV_HD void finish(Block& b) const {
+    if (!shared_accum) return;
+    b.sync();
+    const std::uint64_t* acc = accum(b);
+    const std::size_t kd = std::size_t{a.k} * a.d, words = accum_words();
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      for (std::size_t e = t; e < words; e += block_threads) {
+        const std::uint64_t v = acc[e];
+        if (v == 0) continue;
+        if (e < kd) {
+          if (a.sums != nullptr) add_fixed(a.sums + e, v);
+        } else if (e < kd + a.k) {
+          if (a.counts != nullptr) add_fixed(a.counts + (e - kd), v);
+        } else if (a.inertia != nullptr) {
+          add_fixed(a.inertia, v);
+        }
+      }
+    });
+  }
+
+  /// Stages columns [col0, col0 + width) of points [first, first + 128) (zeros past n).
+  template <class Block>
+  WARPKV_HD void stage_points(Block& b, float* sx, std::size_t first, unsigned col0, unsigned width) const {
+    const unsigned padded = (width + 3) / 4 * 4;
+    const std::size_t total = std::size_t{block_threads} * padded;
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      // Consecutive threads take consecutive columns of a row: coalesced global reads.
+      for (std::size_t e = t; e < total; e += block_threads) {
+        const std::size_t row = e / padded, col = e % padded;
+        const std::size_t i = first + row;
+        sx[row * stride + col] = i < a.n && col < width ? a.points[i * a.d + col0 + col] : 0.0f;
+      }
+    });
+  }
+
+  /// Stages columns [col0, col0 + width) of centroids [c0, c0 + rows) (zeros past k).
+  template <class Block>
+  WARPKV_HD void stage_centroids(Block& b, float* sc, unsigned c0, unsigned rows, unsigned col0,
+                                 unsigned width) const {
+    const unsigned padded = (width + 3) / 4 * 4;
+    const std::size_t total = std::size_t{rows} * padded;
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      for (std::size_t e = t; e < total; e += block_threads) {
+        const std::size_t row = e / padded, col = e % padded;
+        const std::size_t c = c0 + row;
+        sc[row * cstride + col] = c < a.k && col < width ? a.centroids[c * a.d + col0 + col] : 0.0f;
+      }
+    });
+  }
+
+  template <class Block>
+  WARPKV_HD void operator()(Block& b, std::size_t tile) const {
+    float* sx = reinterpret_cast<float*>(b.smem());
+    float* sc = sx + std::size_t{block_threads} * stride;
+    const std::size_t first = tile * block_threads;
+    b.for_each_thread([&](unsigned, thread_state& s) {
+      s.best = __builtin_huge_valf();
+      s.label = 0;
+    });
+    for (unsigned c0 = 0; c0 < a.k; c0 += staged) {
+      const unsigned c_end = c0 + staged < a.k ? c0 + staged : a.k;
+      if (nchunks == 1) {
+        b.sync();  // every thread is done with the previous stage (and the previous tile)
+        if (c0 == 0) stage_points(b, sx, first, 0, a.d);
+        stage_centroids(b, sc, c0, staged, 0, a.d);
+        b.sync();
+      }
+      for (unsigned r0 = c0; r0 < c_end; r0 += reg_tile) {
+        b.for_each_thread([&](unsigned, thread_state& s) {
+WARPKV_KMEANS_UNROLL
+          for (unsigned c = 0; c < reg_tile; ++c) s.acc[c] = 0.0f;  // unrolled: acc stays in registers
+        });
+        const unsigned row0 = nchunks == 1 ? r0 - c0 : 0;
+        for (unsigned ch = 0; ch < nchunks; ++ch) {
+          const unsigned col0 = ch * chunk;
+          const unsigned width = a.d - col0 < chunk ? a.d - col0 : chunk;
+          if (nchunks > 1) {
+            b.sync();
+            stage_points(b, sx, first, col0, width);
+            stage_centroids(b, sc, r0, reg_tile, col0, width);
+            b.sync();
+          }
+          const unsigned padded = (width + 3) / 4 * 4;
+          b.for_each_thread([&](unsigned t, thread_state& s) {
+            const float* row = sx + std::size_t{t} * stride;
+            const float* cent = sc + std::size_t{row0} * cstride;
+            for (unsigned j = 0; j < padded; j += 4) {
+              float x[4];
+WARPKV_KMEANS_UNROLL
+              for (unsigned q = 0; q < 4; ++q) x[q] = row[j + q];  // the bank-sensitive loads
+WARPKV_KMEANS_UNROLL
+              for (unsigned c = 0; c < reg_tile; ++c) {
+                float cv[4];
+                load4(cent + c * cstride + j, cv);  // broadcast, 16 bytes
+                float acc = s.acc[c];
+WARPKV_KMEANS_UNROLL
+                for (unsigned q = 0; q < 4; ++q) {  // dimensions in order: same sum as a scalar loop
+                  const float diff = x[q] - cv[q];
+                  acc = fmaf(diff, diff, acc);
+                }
+                s.acc[c] = acc;
+              }
+            }
+          });
+        }
+        b.for_each_thread([&](unsigned, thread_state& s) {
+WARPKV_KMEANS_UNROLL
+          for (unsigned c = 0; c < reg_tile; ++c) {
+            if (r0 + c < a.k && s.acc[c] < s.best) {
+              s.best = s.acc[c];
+              s.label = static_cast<std::int32_t>(r0 + c);
+            }
+          }
+        });
+      }
+    }
+    emit(b, sx, first);
+  }
+
+  template <class Block>
+  WARPKV_HD void emit(Block& b, const float* sx, std::size_t first) const {
+    std::uint64_t* acc = shared_accum ? accum(b) : nullptr;
+    const std::size_t kd = std::size_t{a.k} * a.d;
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      const std::size_t i = first + t;
+      if (i >= a.n) return;
+      if (a.labels != nullptr) a.labels[i] = s.label;
+      if (a.dist_mode == dist_output::write) a.dist[i] = s.best;
+      if (a.dist_mode == dist_output::min && s.best < a.dist[i]) a.dist[i] = s.best;
+      const std::size_t label = static_cast<std::size_t>(s.label);
+      if (a.counts != nullptr) add_fixed(acc != nullptr ? acc + kd + label : a.counts + label, 1);
+      if (a.inertia != nullptr)
+        add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, to_fixed(static_cast<double>(s.best) * a.dist_scale));
+      if (a.sums != nullptr) {
+        std::uint64_t* row_sum = (acc != nullptr ? acc : a.sums) + label * a.d;
+        for (unsigned j = 0; j < a.d; ++j) {
+          const float x = nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j];
+          add_fixed(row_sum + j, to_fixed(static_cast<double>(x) * a.sum_scale));
+        }
+      }
+    });
+  }
+};
+
+}  // namespace warpkv::detail

@@ -1,0 +1,294 @@
+#pragma once
+// warpkv::kmeans: Lloyd's k-means on the GPU (and on host threads), with the assignment step's
+// shared memory laid out free of bank conflicts (design and measurements:
+// docs/design/kmeans.md).
+//
+// What it guarantees:
+//  - fit() runs Lloyd iterations until the squared centroid shift, summed over all centroids,
+//    is <= tol x (mean per-dimension variance of the data) (scikit-learn's convention), or
+//    max_iter iterations. The reported labels and inertia belong to the returned centroids
+//    (one final assignment step after the last update), so predict(points, centroids) gives
+//    the same labels.
+//  - Deterministic: the same input, k and params give bit-identical centroids, labels and
+//    inertia on every run, whatever the thread interleaving (per-cluster sums are fixed-point
+//    integers, every other total is summed in a fixed order; random choices are counter-based).
+//    This is the only mode: it costs little, so there is no faster non-deterministic one.
+//  - Empty clusters are re-seeded with the points farthest from their centroids (farthest
+//    first, ties to the lower index; one point per empty cluster), never left as NaN.
+//  - Distances are float32 and exact (no tf32); ties between centroids go to the lower index.
+//  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
+//    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
+//    distances overflow float32, initial centroids of the wrong shape or not finite.
+//  - Device overloads take execution memory (device memory on the cuda backend, host memory on
+//    the host backend), queue their work on params.exec.stream and return after a final
+//    stream synchronisation (every iteration reads a few sums back to decide convergence).
+#include <cfloat>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/kmeans/detail/layout.hpp"
+#include "warpkv/kmeans/detail/steps.hpp"
+
+namespace warpkv::kmeans {
+
+enum class init_method : std::uint8_t {
+  automatic,         ///< k-means++ unless n*d*k > 2^30 (then k-means||, whose cost does not grow with k passes)
+  kmeans_plus_plus,  ///< D^2 sampling, one centre per pass over the data
+  kmeans_parallel,   ///< k-means|| (scalable k-means++): a few oversampling rounds, then k-means++ on the candidates
+  random,            ///< k distinct points chosen uniformly
+  user               ///< params.initial_centroids (k x d, row-major)
+};
+
+struct params {
+  init_method init = init_method::automatic;
+  std::vector<float> initial_centroids;  ///< k x d when init == user
+  unsigned max_iter = 300;
+  double tol = 1e-4;  ///< relative to the mean per-dimension variance, as scikit-learn
+  std::uint64_t seed = 0;
+  unsigned parallel_rounds = 5;  ///< k-means|| rounds
+  double oversampling = 2.0;     ///< k-means|| draws about oversampling x k points per round
+  smem_layout layout = smem_layout::padded_odd;  ///< natural: the bank-conflicting layout, for benchmarks
+  execution exec = execution::automatic();
+};
+
+/// fit() on execution memory: centroids and labels stay there.
+struct result {
+  buffer<float> centroids;       ///< k x d
+  buffer<std::int32_t> labels;   ///< n
+  double inertia = 0;            ///< sum of squared distances of points to their centroid
+  unsigned iterations = 0;       ///< Lloyd iterations run
+  bool converged = false;        ///< the shift fell to tol before max_iter
+  std::vector<double> inertia_history;  ///< inertia of each iteration's assignment (before its update)
+};
+
+/// fit() on host ranges.
+struct host_result {
+  std::vector<float> centroids;
+  std::vector<std::int32_t> labels;
+  double inertia = 0;
+  unsigned iterations = 0;
+  bool converged = false;
+  std::vector<double> inertia_history;
+};
+
+namespace impl {
+
+inline void check_shape(std::size_t n, std::size_t d, std::size_t k) {
+  require(n > 0, "n", "k-means needs at least one point");
+  require(n < (std::size_t{1} << 31), "n", "at most 2^31 - 1 points (labels are int32)");
+  require(d > 0, "d", "points need at least one dimension");
+  require(d < (std::size_t{1} << 24), "d", "at most 2^24 - 1 dimensions");
+  require(k > 0, "k", "k-means needs at least one cluster");
+  require(k <= n, "k", "more clusters than points");
+}
+
+inline void check_params(const params& p, std::size_t d, std::size_t k) {
+  require(p.max_iter > 0, "params.max_iter", "must be at least 1");
+  require(p.tol >= 0 && p.tol == p.tol, "params.tol", "must be >= 0");
+  if (p.init == init_method::user)
+    require(p.initial_centroids.size() == k * d, "params.initial_centroids",
+            "must hold k x d = " + std::to_string(k * d) + " values, holds " +
+                std::to_string(p.initial_centroids.size()));
+  if (p.init == init_method::kmeans_parallel || p.init == init_method::automatic) {
+    require(p.parallel_rounds > 0, "params.parallel_rounds", "must be at least 1");
+    require(p.oversampling > 0, "params.oversampling", "must be > 0");
+  }
+}
+
+/// Writes the initial centroids; returns their largest |coordinate| for user centroids (which
+/// may lie outside the data), 0 otherwise (seeded centroids are data points).
+inline double initialise(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p,
+                         float* centroids) {
+  const execution& ex = p.exec;
+  init_method how = p.init;
+  if (how == init_method::automatic)
+    how = static_cast<double>(n) * static_cast<double>(d) * static_cast<double>(k) > 0x1p30
+              ? init_method::kmeans_parallel
+              : init_method::kmeans_plus_plus;
+  switch (how) {
+    case init_method::user: {
+      warpkv::detail::from_host(ex, centroids, p.initial_centroids.data(), k * d);
+      return warpkv::detail::check_finite(ex, centroids, k * d, d, "params.initial_centroids");
+    }
+    case init_method::random:
+      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::random_rows(n, k, p.seed), centroids);
+      return 0;
+    case init_method::kmeans_parallel:
+      if (warpkv::detail::kmeans_parallel(ex, p.layout, points, n, d, k, p.seed, p.parallel_rounds, p.oversampling,
+                                          centroids))
+        return 0;
+      [[fallthrough]];  // fewer candidates than k (few distinct points): plain k-means++
+    default:
+      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::kmeanspp_rows(ex, points, n, d, nullptr, {}, k, p.seed, 2),
+                                  centroids);
+      return 0;
+  }
+}
+
+}  // namespace impl
+
+/// Clusters n points of d float32 coordinates (row-major, execution memory) into k clusters.
+inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p = {}) {
+  namespace wd = warpkv::detail;
+  impl::check_shape(n, d, k);
+  require(points != nullptr, "points", "null pointer");
+  impl::check_params(p, d, k);
+  const execution& ex = p.exec;
+  wd::data_scales scales = wd::measure(ex, points, n, d);
+  const double tol = p.tol * scales.mean_variance;
+
+  result r;
+  r.centroids = buffer<float>(k * d, ex);
+  r.labels = buffer<std::int32_t>(n, ex);
+  const double centroid_max = impl::initialise(points, n, d, k, p, r.centroids.data());
+  if (centroid_max > scales.max_abs) {
+    // User centroids outside the data: distances are bounded by d (max|x| + max|c|)^2 instead.
+    const double span = scales.max_abs + centroid_max;
+    require(static_cast<double>(d) * span * span < static_cast<double>(FLT_MAX) / 4, "params.initial_centroids",
+            "coordinates too large: squared distances to them would overflow float32");
+    scales.dist_scale = wd::fixed_scale(static_cast<double>(d) * span * span * 1.01, n);
+  }
+
+  buffer<float> dist(n, ex);
+  buffer<std::uint64_t> acc(k * d + k + 1, ex);  // sums | counts | inertia
+  wd::assign_args a;
+  a.points = points;
+  a.n = n;
+  a.d = static_cast<unsigned>(d);
+  a.centroids = r.centroids.data();
+  a.k = static_cast<unsigned>(k);
+  a.labels = r.labels.data();
+  a.dist = dist.data();
+  a.dist_mode = wd::dist_output::write;
+  a.sums = acc.data();
+  a.counts = acc.data() + k * d;
+  a.inertia = acc.data() + k * d + k;
+  a.sum_scale = scales.sum_scale;
+  a.dist_scale = scales.dist_scale;
+
+  std::vector<float> old(k * d), next(k * d);
+  std::vector<std::uint64_t> host_acc(k * d + k + 1);
+  std::vector<float> host_dist, row(d);
+  wd::to_host(ex, old.data(), r.centroids.data(), k * d);
+  for (unsigned it = 1; it <= p.max_iter; ++it) {
+    wd::fill_zero(ex, acc.data(), acc.size());
+    wd::assign(ex, p.layout, a);
+    wd::to_host(ex, host_acc.data(), acc.data(), acc.size());
+    r.inertia_history.push_back(wd::from_fixed(host_acc[k * d + k], scales.dist_scale));
+    std::vector<std::size_t> empty;
+    for (std::size_t c = 0; c < k; ++c) {
+      const std::uint64_t count = host_acc[k * d + c];
+      if (count == 0) {
+        empty.push_back(c);
+        continue;
+      }
+      for (std::size_t j = 0; j < d; ++j)
+        next[c * d + j] = static_cast<float>(wd::from_fixed(host_acc[c * d + j], scales.sum_scale) /
+                                             static_cast<double>(count));
+    }
+    if (!empty.empty()) {
+      host_dist.resize(n);
+      wd::to_host(ex, host_dist.data(), dist.data(), n);
+      std::vector<std::uint32_t> order(n);
+      for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+      const std::size_t take = std::min(empty.size(), n);
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
+                        [&](std::uint32_t x, std::uint32_t y) {
+                          return host_dist[x] != host_dist[y] ? host_dist[x] > host_dist[y] : x < y;
+                        });
+      for (std::size_t e = 0; e < empty.size(); ++e) {
+        wd::to_host(ex, row.data(), points + std::size_t{order[e]} * d, d);
+        std::copy(row.begin(), row.end(), next.begin() + static_cast<std::ptrdiff_t>(empty[e] * d));
+      }
+    }
+    double shift = 0;
+    for (std::size_t e = 0; e < k * d; ++e) {
+      const double delta = static_cast<double>(next[e]) - old[e];
+      shift += delta * delta;
+    }
+    wd::from_host(ex, r.centroids.data(), next.data(), k * d);
+    old.swap(next);
+    r.iterations = it;
+    if (shift <= tol) {
+      r.converged = true;
+      break;
+    }
+  }
+  // Labels and inertia of the returned centroids.
+  wd::fill_zero(ex, acc.data(), acc.size());
+  a.sums = nullptr;
+  a.counts = nullptr;
+  a.dist_mode = wd::dist_output::none;
+  wd::assign(ex, p.layout, a);
+  std::uint64_t inertia_bits = 0;
+  wd::to_host(ex, &inertia_bits, a.inertia, 1);  // also waits for the centroid upload (`old` alive)
+  r.inertia = wd::from_fixed(inertia_bits, scales.dist_scale);
+  return r;
+}
+
+/// fit() on host ranges: copies the points to params.exec's memory and the results back.
+inline host_result fit(std::span<const float> points, std::size_t n, std::size_t d, std::size_t k,
+                       const params& p = {}) {
+  impl::check_shape(n, d, k);
+  require(points.size() == n * d, "points", "must hold n x d = " + std::to_string(n * d) + " values, holds " +
+                                                std::to_string(points.size()));
+  buffer<float> dev = buffer<float>::from_host(points, p.exec);
+  result r = fit(dev.data(), n, d, k, p);
+  host_result h;
+  h.centroids = r.centroids.to_vector();
+  h.labels = r.labels.to_vector();
+  h.inertia = r.inertia;
+  h.iterations = r.iterations;
+  h.converged = r.converged;
+  h.inertia_history = std::move(r.inertia_history);
+  return h;
+}
+
+/// Nearest centroid (lowest index on ties) of each of n points; all pointers in execution
+/// memory. Stream-ordered: labels are complete once ex's stream reaches this point.
+inline void predict(const float* points, std::size_t n, std::size_t d, const float* centroids, std::size_t k,
+                    std::int32_t* labels, const execution& ex = execution::automatic(),
+                    smem_layout layout = smem_layout::padded_odd) {
+  require(n < (std::size_t{1} << 31), "n", "at most 2^31 - 1 points (labels are int32)");
+  require(d > 0, "d", "points need at least one dimension");
+  require(k > 0, "k", "needs at least one centroid");
+  require(k < (std::size_t{1} << 31), "k", "at most 2^31 - 1 centroids");
+  if (n == 0) return;
+  require(points != nullptr, "points", "null pointer");
+  require(centroids != nullptr, "centroids", "null pointer");
+  require(labels != nullptr, "labels", "null pointer");
+  warpkv::detail::check_finite(ex, points, n * d, d, "points");
+  warpkv::detail::check_finite(ex, centroids, k * d, d, "centroids");
+  warpkv::detail::assign_args a;
+  a.points = points;
+  a.n = n;
+  a.d = static_cast<unsigned>(d);
+  a.centroids = centroids;
+  a.k = static_cast<unsigned>(k);
+  a.labels = labels;
+  warpkv::detail::assign(ex, layout, a);
+}
+
+/// predict() on host ranges.
+inline std::vector<std::int32_t> predict(std::span<const float> points, std::size_t n, std::size_t d,
+                                         std::span<const float> centroids, std::size_t k,
+                                         const execution& ex = execution::automatic()) {
+  require(points.size() == n * d, "points", "must hold n x d values");
+  require(centroids.size() == k * d, "centroids", "must hold k x d values");
+  std::vector<std::int32_t> out(n);
+  if (n == 0) return out;
+  buffer<float> p = buffer<float>::from_host(points, ex);
+  buffer<float> c = buffer<float>::from_host(centroids, ex);
+  buffer<std::int32_t> l(n, ex);
+  predict(p.data(), n, d, c.data(), k, l.data(), ex);
+  l.copy_to_host(out.data(), n);
+  return out;
+}
+
+}  // namespace warpkv::kmeans

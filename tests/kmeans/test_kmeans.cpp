@@ -1,0 +1,571 @@
+// warpkv::kmeans on the chosen backend: against a sequential double-precision Lloyd from the
+// same initial centroids (random blobs, many seeds, both shared-memory layouts and both
+// accumulation paths), separated blobs recovered from k-means++ and k-means||, determinism,
+// empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input.
+// On the host backend the assignment blocks race on the global sums from several threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../common/backend.hpp"
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/block_launcher.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/kmeans/kmeans.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+using kmeans::init_method;
+
+// ---- core/block_launcher.hpp (added for this module; tested here to keep one TU) ------------
+
+/// Each work item: threads write their index into shared memory, meet at a barrier, read their
+/// neighbour's slot, and add it to a global total; per-block shared state is set up in start()
+/// and flushed in finish().
+struct neighbour_body {
+  static constexpr unsigned block_threads = 64;
+  struct thread_state {
+    std::uint64_t seen;
+  };
+  std::uint64_t* total;   // sum of what the threads read
+  std::uint64_t* works;   // work items done, flushed per block
+  std::uint64_t* blocks;  // blocks started
+  template <class Block>
+  WARPKV_HD std::uint64_t* done(const Block& b) const {
+    return reinterpret_cast<std::uint64_t*>(b.smem() + block_threads * sizeof(std::uint64_t));
+  }
+  template <class Block>
+  WARPKV_HD void start(Block& b) const {
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      if (t == 0) {
+        *done(b) = 0;
+        atomic_ref<std::uint64_t>(*blocks).fetch_add(1);
+      }
+    });
+    b.sync();
+  }
+  template <class Block>
+  WARPKV_HD void operator()(Block& b, std::size_t w) const {
+    auto* slots = reinterpret_cast<std::uint64_t*>(b.smem());
+    b.sync();  // the previous item's readers are done with the slots
+    b.for_each_thread([&](unsigned t, thread_state&) { slots[t] = w * block_threads + t; });
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state& s) { s.seen = slots[(t + 1) % block_threads]; });
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      atomic_ref<std::uint64_t>(*total).fetch_add(s.seen);
+      if (t == 0) *done(b) += 1;
+    });
+  }
+  template <class Block>
+  WARPKV_HD void finish(Block& b) const {
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      if (t == 0) atomic_ref<std::uint64_t>(*works).fetch_add(*done(b));
+    });
+  }
+};
+
+TEST(BlockLauncher, PhasesBarriersAndPerBlockState) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = ex0.where == backend::host ? execution::host(3) : ex0;
+  for (std::size_t items : {1u, 5u, 1000u}) {
+    buffer<std::uint64_t> counters(3, ex);
+    const std::vector<std::uint64_t> zero(3, 0);
+    counters.copy_from_host(zero.data(), 3);
+    launch_blocks(ex, items, 2 * neighbour_body::block_threads * sizeof(std::uint64_t),
+                  neighbour_body{counters.data(), counters.data() + 1, counters.data() + 2});
+    const auto c = counters.to_vector();
+    const std::uint64_t all = items * neighbour_body::block_threads;
+    EXPECT_EQ(c[0], all * (all - 1) / 2) << items;  // every slot read exactly once
+    EXPECT_EQ(c[1], items);
+    EXPECT_GE(c[2], 1u);
+    EXPECT_LE(c[2], items);
+  }
+}
+
+// ---- k-means --------------------------------------------------------------------------------
+
+/// Few concurrent host blocks: enough to race, cheap under ThreadSanitizer.
+execution small_pool(execution ex) {
+  if (ex.where == backend::host) ex.host_tiles = 3;
+  return ex;
+}
+
+int scaled(int count, int at_least = 1) { return std::max(at_least, static_cast<int>(count * test_scale())); }
+
+struct blobs {
+  std::vector<float> points;
+  std::vector<int> truth;
+  std::vector<float> centers;
+};
+
+/// k Gaussian blobs with centres in [-spread, spread]^d and unit standard deviation.
+blobs make_blobs(std::size_t n, std::size_t d, std::size_t k, double spread, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-spread, spread);
+  std::normal_distribution<double> g(0.0, 1.0);
+  blobs b;
+  b.centers.resize(k * d);
+  for (auto& c : b.centers) c = static_cast<float>(u(rng));
+  b.points.resize(n * d);
+  b.truth.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t c = i % k;
+    b.truth[i] = static_cast<int>(c);
+    for (std::size_t j = 0; j < d; ++j) b.points[i * d + j] = static_cast<float>(b.centers[c * d + j] + g(rng));
+  }
+  return b;
+}
+
+std::vector<float> rows_of(const std::vector<float>& points, std::size_t d, const std::vector<std::size_t>& rows) {
+  std::vector<float> out;
+  for (std::size_t r : rows) out.insert(out.end(), points.begin() + r * d, points.begin() + (r + 1) * d);
+  return out;
+}
+
+double sq_dist(const float* x, const double* c, std::size_t d) {
+  double s = 0;
+  for (std::size_t j = 0; j < d; ++j) s += (x[j] - c[j]) * (x[j] - c[j]);
+  return s;
+}
+
+/// Sequential Lloyd in double precision, with the library's stopping and re-seeding rules.
+struct reference_result {
+  std::vector<double> centroids;
+  std::vector<int> labels;
+  unsigned iterations = 0;
+};
+reference_result reference_lloyd(const std::vector<float>& x, std::size_t n, std::size_t d, std::size_t k,
+                                 const std::vector<float>& init, unsigned max_iter) {
+  reference_result r;
+  r.centroids.assign(init.begin(), init.end());
+  r.labels.assign(n, 0);
+  std::vector<double> dist(n);
+  for (unsigned it = 1; it <= max_iter; ++it) {
+    std::vector<double> sums(k * d, 0.0);
+    std::vector<std::size_t> counts(k, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      double best = std::numeric_limits<double>::infinity();
+      for (std::size_t c = 0; c < k; ++c) {
+        const double dd = sq_dist(&x[i * d], &r.centroids[c * d], d);
+        if (dd < best) {
+          best = dd;
+          r.labels[i] = static_cast<int>(c);
+        }
+      }
+      dist[i] = best;
+      ++counts[static_cast<std::size_t>(r.labels[i])];
+      for (std::size_t j = 0; j < d; ++j) sums[static_cast<std::size_t>(r.labels[i]) * d + j] += x[i * d + j];
+    }
+    std::vector<double> next(k * d);
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return dist[a] > dist[b]; });
+    std::size_t reseeded = 0;
+    double shift = 0;
+    for (std::size_t c = 0; c < k; ++c) {
+      for (std::size_t j = 0; j < d; ++j)
+        next[c * d + j] = counts[c] > 0 ? sums[c * d + j] / static_cast<double>(counts[c])
+                                        : x[order[reseeded] * d + j];
+      if (counts[c] == 0) ++reseeded;
+      for (std::size_t j = 0; j < d; ++j) shift += (next[c * d + j] - r.centroids[c * d + j]) * (next[c * d + j] - r.centroids[c * d + j]);
+    }
+    r.centroids = next;
+    r.iterations = it;
+    if (shift == 0) break;
+  }
+  // final labels of the final centroids
+  for (std::size_t i = 0; i < n; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < k; ++c) {
+      const double dd = sq_dist(&x[i * d], &r.centroids[c * d], d);
+      if (dd < best) {
+        best = dd;
+        r.labels[i] = static_cast<int>(c);
+      }
+    }
+  }
+  return r;
+}
+
+/// True when point i's two nearest centroids are within float32 rounding of each other.
+bool near_tie(const std::vector<float>& x, std::size_t i, std::size_t d, const std::vector<double>& c, std::size_t k) {
+  double best = std::numeric_limits<double>::infinity(), second = best;
+  for (std::size_t q = 0; q < k; ++q) {
+    const double dd = sq_dist(&x[i * d], &c[q * d], d);
+    if (dd < best) {
+      second = best;
+      best = dd;
+    } else if (dd < second) {
+      second = dd;
+    }
+  }
+  return second - best <= 1e-4 * (1.0 + best);
+}
+
+/// Labels equal up to renaming the clusters.
+bool same_partition(const std::vector<std::int32_t>& a, const std::vector<int>& b) {
+  std::map<int, int> ab, ba;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto [it1, new1] = ab.emplace(a[i], b[i]);
+    const auto [it2, new2] = ba.emplace(b[i], a[i]);
+    if (it1->second != b[i] || it2->second != a[i]) return false;
+  }
+  return true;
+}
+
+void expect_matches_reference(const execution& ex, std::size_t n, std::size_t d, std::size_t k, double spread,
+                              std::uint64_t seed, smem_layout layout) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k) +
+               " seed=" + std::to_string(seed));
+  const blobs b = make_blobs(n, d, k, spread, seed);
+  std::vector<std::size_t> init_rows;
+  for (std::size_t c = 0; c < k; ++c) init_rows.push_back((c * 7919 + seed) % n);
+  std::sort(init_rows.begin(), init_rows.end());
+  init_rows.erase(std::unique(init_rows.begin(), init_rows.end()), init_rows.end());
+  for (std::size_t r = 0; init_rows.size() < k; ++r)
+    if (!std::binary_search(init_rows.begin(), init_rows.end(), r)) init_rows.push_back(r);
+  kmeans::params p;
+  p.exec = ex;
+  p.layout = layout;
+  p.init = init_method::user;
+  p.initial_centroids = rows_of(b.points, d, init_rows);
+  p.max_iter = 8;
+  p.tol = 0;
+  const auto got = kmeans::fit(b.points, n, d, k, p);
+  const auto want = reference_lloyd(b.points, n, d, k, p.initial_centroids, p.max_iter);
+  ASSERT_EQ(got.labels.size(), n);
+  ASSERT_EQ(got.centroids.size(), k * d);
+  EXPECT_EQ(got.iterations, want.iterations);
+  double scale = 1;
+  for (float v : b.points) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  for (std::size_t e = 0; e < k * d; ++e)
+    ASSERT_NEAR(got.centroids[e], want.centroids[e], 1e-4 * scale) << "centroid value " << e;
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (got.labels[i] == want.labels[i]) continue;
+    ++differing;
+    EXPECT_TRUE(near_tie(b.points, i, d, want.centroids, k)) << "point " << i << " label " << got.labels[i]
+                                                              << " vs " << want.labels[i];
+  }
+  EXPECT_LE(differing, n / 100);
+  ASSERT_EQ(got.inertia_history.size(), got.iterations);
+  for (std::size_t it = 1; it < got.inertia_history.size(); ++it)
+    EXPECT_LE(got.inertia_history[it], got.inertia_history[it - 1] * (1 + 1e-6) + 1e-9) << "iteration " << it;
+  // The reported inertia belongs to the returned labels and centroids.
+  double inertia = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> c(got.centroids.begin() + got.labels[i] * static_cast<std::ptrdiff_t>(d),
+                          got.centroids.begin() + (got.labels[i] + 1) * static_cast<std::ptrdiff_t>(d));
+    inertia += sq_dist(&b.points[i * d], c.data(), d);
+  }
+  EXPECT_NEAR(got.inertia, inertia, 1e-5 * inertia + 1e-9);
+}
+
+TEST(Kmeans, MatchesSequentialLloydOnRandomBlobs) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const int seeds = scaled(12, 3);
+  for (int s = 0; s < seeds; ++s) {
+    const auto seed = static_cast<std::uint64_t>(s) + 1;
+    // Shapes cycle through: small d (one staged chunk), d not a multiple of 4 or 32, and d > 64 (chunked).
+    static constexpr std::size_t shapes[][3] = {{1000, 2, 5}, {777, 37, 12}, {600, 100, 9}, {1300, 8, 40}};
+    const auto& sh = shapes[s % 4];
+    expect_matches_reference(ex, sh[0], sh[1], sh[2], 6.0, seed,
+                             s % 2 == 0 ? smem_layout::padded_odd : smem_layout::natural);
+  }
+}
+
+TEST(Kmeans, GlobalAccumulationPathMatchesReference) {
+  // k x d too large for per-block shared accumulators: blocks add to global sums directly.
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (int s = 0; s < scaled(2, 1); ++s)
+    expect_matches_reference(ex, 900, 48, 150, 8.0, 100 + static_cast<std::uint64_t>(s), smem_layout::padded_odd);
+}
+
+TEST(Kmeans, BothLayoutsGiveIdenticalResults) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (std::size_t d : {4u, 32u, 64u, 70u}) {
+    const blobs b = make_blobs(700, d, 6, 5.0, d);
+    kmeans::params p;
+    p.exec = ex;
+    p.seed = 3;
+    p.init = init_method::kmeans_plus_plus;
+    const auto padded = kmeans::fit(b.points, 700, d, 6, p);
+    p.layout = smem_layout::natural;
+    const auto natural = kmeans::fit(b.points, 700, d, 6, p);
+    EXPECT_EQ(padded.labels, natural.labels) << "d=" << d;
+    EXPECT_EQ(padded.centroids, natural.centroids) << "d=" << d;
+    EXPECT_EQ(padded.inertia, natural.inertia) << "d=" << d;
+  }
+}
+
+TEST(Kmeans, RecoversSeparatedBlobsFromSeededInits) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (int s = 0; s < scaled(6, 2); ++s) {
+    const std::size_t d = 2 + static_cast<std::size_t>(s) * 5, k = 3 + static_cast<std::size_t>(s) % 5, n = 800;
+    blobs b = make_blobs(n, d, k, 1.0, 77 + static_cast<std::uint64_t>(s));
+    // Push the centres far apart: blob c sits at 100 * c on every axis.
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < d; ++j) b.points[i * d + j] += 100.0f * static_cast<float>(b.truth[i]);
+    for (init_method how : {init_method::kmeans_plus_plus, init_method::kmeans_parallel}) {
+      kmeans::params p;
+      p.exec = ex;
+      p.seed = static_cast<std::uint64_t>(s);
+      p.init = how;
+      const auto r = kmeans::fit(b.points, n, d, k, p);
+      EXPECT_TRUE(same_partition(r.labels, b.truth)) << "seed " << s << " init " << static_cast<int>(how);
+      EXPECT_TRUE(r.converged);
+    }
+  }
+}
+
+TEST(Kmeans, SameSeedSameResult) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = static_cast<std::size_t>(scaled(3000, 600));
+  const blobs b = make_blobs(n, 5, 20, 3.0, 9);  // overlapping blobs: many near ties
+  for (init_method how : {init_method::random, init_method::kmeans_plus_plus, init_method::kmeans_parallel}) {
+    kmeans::params p;
+    p.exec = ex;
+    p.seed = 1234;
+    p.init = how;
+    const auto a = kmeans::fit(b.points, n, 5, 20, p);
+    const auto c = kmeans::fit(b.points, n, 5, 20, p);
+    EXPECT_EQ(a.labels, c.labels);
+    EXPECT_EQ(a.centroids, c.centroids);
+    EXPECT_EQ(a.inertia, c.inertia);
+    EXPECT_EQ(a.iterations, c.iterations);
+    p.seed = 4321;
+    const auto other = kmeans::fit(b.points, n, 5, 20, p);
+    EXPECT_NE(a.centroids, other.centroids) << "the seed should matter for init " << static_cast<int>(how);
+  }
+}
+
+TEST(Kmeans, EmptyClusterIsReseededWithTheFarthestPoint) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Two tight groups on a line and one lonely far point; the third centroid starts where no
+  // point is nearest to it, so it must be moved to the farthest point (the lonely one).
+  std::vector<float> x;
+  for (int i = 0; i < 50; ++i) x.push_back(static_cast<float>(i % 5) * 0.01f);
+  for (int i = 0; i < 50; ++i) x.push_back(10.0f + static_cast<float>(i % 5) * 0.01f);
+  x.push_back(40.0f);
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::user;
+  p.initial_centroids = {0.0f, 20.0f, -1000.0f};
+  const auto r = kmeans::fit(x, x.size(), 1, 3, p);
+  std::vector<float> c = r.centroids;
+  for (float v : c) EXPECT_TRUE(std::isfinite(v));
+  std::sort(c.begin(), c.end());
+  EXPECT_NEAR(c[0], 0.02f, 1e-5);
+  EXPECT_NEAR(c[1], 10.02f, 1e-4);
+  EXPECT_EQ(c[2], 40.0f);
+  EXPECT_EQ(r.labels[100], r.labels[100]);
+  EXPECT_NE(r.labels[100], r.labels[0]);
+  EXPECT_NE(r.labels[100], r.labels[50]);
+}
+
+TEST(Kmeans, UserCentroidsOutsideTheDataKeepExactInertia) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const blobs b = make_blobs(500, 2, 2, 3.0, 11);
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::user;
+  p.initial_centroids = {1e6f, 1e6f, -1e6f, -1e6f};  // far outside the data (|x| ~ 10)
+  p.max_iter = 1;
+  const auto r = kmeans::fit(b.points, 500, 2, 2, p);
+  // The first assignment's inertia is measured against the far centroids.
+  double want = 0;
+  for (std::size_t i = 0; i < 500; ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < 2; ++c) {
+      const std::vector<double> cc(p.initial_centroids.begin() + static_cast<std::ptrdiff_t>(c * 2),
+                                   p.initial_centroids.begin() + static_cast<std::ptrdiff_t>(c * 2 + 2));
+      best = std::min(best, sq_dist(&b.points[i * 2], cc.data(), 2));
+    }
+    want += best;
+  }
+  ASSERT_EQ(r.inertia_history.size(), 1u);
+  EXPECT_NEAR(r.inertia_history[0], want, 1e-6 * want);
+}
+
+TEST(Kmeans, MoreClustersThanDistinctPointsStaysFinite) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  std::vector<float> x;
+  for (int i = 0; i < 40; ++i) {
+    x.push_back(static_cast<float>(i % 3));
+    x.push_back(1.0f);
+  }
+  for (init_method how : {init_method::random, init_method::kmeans_plus_plus, init_method::kmeans_parallel}) {
+    kmeans::params p;
+    p.exec = ex;
+    p.init = how;
+    const auto r = kmeans::fit(x, 40, 2, 6, p);
+    for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_NEAR(r.inertia, 0.0, 1e-9);
+    for (std::int32_t l : r.labels) EXPECT_TRUE(l >= 0 && l < 6);
+  }
+}
+
+TEST(Kmeans, PredictAgreesWithFit) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const blobs b = make_blobs(1500, 33, 17, 4.0, 5);
+  kmeans::params p;
+  p.exec = ex;
+  const auto r = kmeans::fit(b.points, 1500, 33, 17, p);
+  EXPECT_EQ(kmeans::predict(b.points, 1500, 33, r.centroids, 17, ex), r.labels);
+  // predict on new points: nearest centroid by brute force (float32, lowest index on ties).
+  const blobs fresh = make_blobs(300, 33, 17, 4.0, 6);
+  const auto labels = kmeans::predict(fresh.points, 300, 33, r.centroids, 17, ex);
+  for (std::size_t i = 0; i < 300; ++i) {
+    float best = std::numeric_limits<float>::infinity();
+    int arg = 0;
+    for (int c = 0; c < 17; ++c) {
+      float dd = 0;
+      for (std::size_t j = 0; j < 33; ++j) {
+        const float diff = fresh.points[i * 33 + j] - r.centroids[static_cast<std::size_t>(c) * 33 + j];
+        dd = std::fma(diff, diff, dd);
+      }
+      if (dd < best) {
+        best = dd;
+        arg = c;
+      }
+    }
+    EXPECT_EQ(labels[i], arg) << "point " << i;
+  }
+}
+
+TEST(Kmeans, TiesGoToTheLowerCentroidIndex) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Points equidistant from several centroids, across register tiles (32) and staged tiles (128),
+  // in one staged chunk (d = 3) and in several (d = 70).
+  for (std::size_t d : {3u, 70u}) {
+    for (std::size_t k : {2u, 33u, 200u}) {
+      std::vector<float> centroids(k * d, 5.0f);
+      for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;  // |x - c| equal for x_0 = 0
+      std::vector<float> points(300 * d, 5.0f);
+      for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
+      const auto labels = kmeans::predict(points, 300, d, centroids, k, ex);
+      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k << " point " << i;
+      // Move the last centroid onto the points: it alone is nearest.
+      centroids[(k - 1) * d] = 0.0f;
+      const auto last = kmeans::predict(points, 300, d, centroids, k, ex);
+      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
+    }
+  }
+}
+
+TEST(Kmeans, EdgeShapes) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  kmeans::params p;
+  p.exec = ex;
+  {  // k = 1: the mean
+    const blobs b = make_blobs(129, 3, 1, 2.0, 1);
+    const auto r = kmeans::fit(b.points, 129, 3, 1, p);
+    for (std::size_t j = 0; j < 3; ++j) {
+      double mean = 0;
+      for (std::size_t i = 0; i < 129; ++i) mean += b.points[i * 3 + j];
+      EXPECT_NEAR(r.centroids[j], mean / 129, 1e-5);
+    }
+    for (auto l : r.labels) EXPECT_EQ(l, 0);
+  }
+  {  // k = n: every point its own cluster, inertia 0
+    const blobs b = make_blobs(50, 7, 50, 10.0, 2);
+    const auto r = kmeans::fit(b.points, 50, 7, 50, p);
+    EXPECT_NEAR(r.inertia, 0.0, 1e-9);
+    std::vector<std::int32_t> sorted = r.labels;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::unique(sorted.begin(), sorted.end()) - sorted.begin(), 50);
+  }
+  {  // d = 1, n = 1
+    const auto r = kmeans::fit(std::vector<float>{3.5f}, 1, 1, 1, p);
+    EXPECT_EQ(r.centroids, std::vector<float>{3.5f});
+    EXPECT_EQ(r.inertia, 0.0);
+  }
+  for (float magnitude : {1e15f, 1e-15f}) {  // very large and very small coordinates
+    blobs b = make_blobs(400, 3, 4, 1.0, 3);
+    for (std::size_t i = 0; i < 400; ++i)
+      for (std::size_t j = 0; j < 3; ++j) b.points[i * 3 + j] = (b.points[i * 3 + j] + 50.0f * b.truth[i]) * magnitude;
+    p.init = init_method::kmeans_plus_plus;
+    const auto r = kmeans::fit(b.points, 400, 3, 4, p);
+    EXPECT_TRUE(same_partition(r.labels, b.truth)) << magnitude;
+    for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+    EXPECT_GT(r.inertia, 0.0);
+  }
+}
+
+template <class F>
+void expect_invalid(F&& f, const std::string& argument) {
+  try {
+    f();
+    ADD_FAILURE() << "no error for bad '" << argument << "'";
+  } catch (const warpkv::error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("'" + argument + "'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Kmeans, BadInputNamesTheArgument) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  kmeans::params p;
+  p.exec = ex;
+  std::vector<float> x(20, 1.0f);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  expect_invalid([&] { kmeans::fit(std::vector<float>{}, 0, 2, 1, p); }, "n");
+  expect_invalid([&] { kmeans::fit(x, 10, 0, 1, p); }, "d");
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 0, p); }, "k");
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 11, p); }, "k");
+  expect_invalid([&] { kmeans::fit(x, 10, 3, 2, p); }, "points");  // 20 values, not 30
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity()}) {
+    std::vector<float> y = x;
+    y[13] = bad;
+    expect_invalid([&] { kmeans::fit(y, 10, 2, 2, p); }, "points");
+    expect_invalid([&] { kmeans::predict(y, 10, 2, std::vector<float>{0, 0}, 1, ex); }, "points");
+    expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, bad}, 1, ex); }, "centroids");
+  }
+  {
+    std::vector<float> huge = x;
+    huge[0] = 1e30f;
+    expect_invalid([&] { kmeans::fit(huge, 10, 2, 2, p); }, "points");
+  }
+  kmeans::params u = p;
+  u.init = init_method::user;
+  u.initial_centroids = {1, 2, 3};  // k x d = 4
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
+  u.initial_centroids = {1, 2, 3, std::numeric_limits<float>::quiet_NaN()};
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
+  u.initial_centroids = {1, 2, 3, 4e19f};  // finite, but squared distances to it overflow float32
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, u); }, "params.initial_centroids");
+  kmeans::params m = p;
+  m.max_iter = 0;
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.max_iter");
+  m = p;
+  m.tol = -1;
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.tol");
+  expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0, 1}, 1, ex); }, "centroids");
+  expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{}, 0, ex); }, "k");
+}
+
+}  // namespace
+}  // namespace warpkv::testing

@@ -1,0 +1,412 @@
+// warpkv-bench bank-conflicts and kmeans. Compiled by nvcc when the CUDA backend is on, by the
+// host compiler otherwise (then bank-conflicts refuses with a message: it measures GPU shared
+// memory and has no host meaning).
+//
+//   bank-conflicts  full-warp shared-memory loads and stores, every lane at lane * stride, for
+//                   32-bit words, 64-bit words and 8-bit elements, strides 1..33; and structs of
+//                   1..8 32-bit members read (or written) member by member as an array of
+//                   structs (stride = members) against a struct of arrays (stride 1). Warp
+//                   accesses per second, the slowdown against stride 1 (or SoA), and the bank
+//                   model's wavefronts per access (max distinct 32-bit words in one bank).
+//                   Kernel names carry the kind so scripts/gpu-kmeans can pair each launch with
+//                   Nsight Compute's bank-conflict counters (launch order = JSON line order
+//                   when run with --warmup 0 --repeats 1).
+//   kmeans          warpkv::kmeans::fit on generated Gaussian blobs: ms per Lloyd iteration
+//                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the fused
+//                   assignment kernel alone, GFLOP/s; per shared-memory layout (padded = the
+//                   conflict-free default, natural = the conflicting one). With --input it
+//                   runs one fit on a file and writes labels/centroids (tools/kmeans_compare.py).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "session.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/launcher.hpp"
+#include "warpkv/kmeans/kmeans.hpp"
+
+namespace warpkv_bench {
+
+namespace {
+
+using warpkv::buffer;
+using warpkv::execution;
+using warpkv::smem_layout;
+
+// ---- bank-conflict microbenchmark ---------------------------------------------------------
+
+/// The bank model: wavefronts of one warp access = the largest number of distinct 32-bit
+/// words any of the 32 banks must deliver (same word to many lanes is a broadcast).
+[[maybe_unused]] unsigned model_wavefronts(unsigned element_bytes, unsigned stride_elements) {
+  std::vector<std::set<std::uint64_t>> bank(32);
+  for (unsigned lane = 0; lane < 32; ++lane) {
+    const std::uint64_t byte = std::uint64_t{lane} * stride_elements * element_bytes;
+    for (std::uint64_t b = byte; b < byte + element_bytes; b += 4) {
+      const std::uint64_t word = b / 4;
+      bank[word % 32].insert(word);
+    }
+  }
+  std::size_t m = 0;
+  for (const auto& s : bank) m = std::max(m, s.size());
+  return static_cast<unsigned>(m);
+}
+
+#if WARPKV_HAS_CUDA
+// volatile: every access in the loop is a real shared-memory instruction (no hoisting or
+// merging), so the loop measures the LSU's wavefronts per access.
+template <class Word>
+__global__ void bank_strided_load(unsigned stride, unsigned iters, unsigned long long* sink) {
+  extern __shared__ __align__(16) unsigned char bank_raw[];
+  volatile Word* s = reinterpret_cast<volatile Word*>(bank_raw);
+  for (unsigned i = threadIdx.x; i < 32 * stride + 32; i += blockDim.x) s[i] = static_cast<Word>(i);
+  __syncthreads();
+  const unsigned idx = (threadIdx.x & 31u) * stride;
+  unsigned long long acc = 0;
+#pragma unroll 16
+  for (unsigned i = 0; i < iters; ++i) acc += s[idx];
+  if (acc == 0x123456789ull) *sink = acc;  // practically never: keeps the loads alive
+}
+
+template <class Word>
+__global__ void bank_strided_store(unsigned stride, unsigned iters, unsigned long long* sink) {
+  extern __shared__ __align__(16) unsigned char bank_raw[];
+  volatile Word* s = reinterpret_cast<volatile Word*>(bank_raw);
+  const unsigned idx = (threadIdx.x & 31u) * stride;
+#pragma unroll 16
+  for (unsigned i = 0; i < iters; ++i) s[idx] = static_cast<Word>(i);
+  __syncthreads();
+  if (s[idx] == static_cast<Word>(0x5a) && threadIdx.x == 1023) *sink = 1;
+}
+
+/// Structs of `members` 32-bit words: AoS lane l's member m at l * members + m; SoA at m * 32 + l.
+__global__ void bank_struct_load(unsigned members, bool aos, unsigned iters, unsigned long long* sink) {
+  extern __shared__ __align__(16) unsigned char bank_raw[];
+  volatile std::uint32_t* s = reinterpret_cast<volatile std::uint32_t*>(bank_raw);
+  for (unsigned i = threadIdx.x; i < 32 * members + 32; i += blockDim.x) s[i] = i;
+  __syncthreads();
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned base = aos ? lane * members : lane, step = aos ? 1u : 32u;
+  unsigned long long acc = 0;
+  for (unsigned i = 0; i < iters; ++i)
+    for (unsigned m = 0; m < members; ++m) acc += s[base + m * step];
+  if (acc == 0x123456789ull) *sink = acc;
+}
+
+__global__ void bank_struct_store(unsigned members, bool aos, unsigned iters, unsigned long long* sink) {
+  extern __shared__ __align__(16) unsigned char bank_raw[];
+  volatile std::uint32_t* s = reinterpret_cast<volatile std::uint32_t*>(bank_raw);
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned base = aos ? lane * members : lane, step = aos ? 1u : 32u;
+  for (unsigned i = 0; i < iters; ++i)
+    for (unsigned m = 0; m < members; ++m) s[base + m * step] = i + m;
+  __syncthreads();
+  if (s[base] == 0x5au && threadIdx.x == 1023) *sink = 1;
+}
+#endif
+
+}  // namespace
+
+int run_bank_conflicts(const common_options& co, const bank_conflict_options& o) {
+#if !WARPKV_HAS_CUDA
+  (void)co;
+  (void)o;
+  progress("bank-conflicts: this build has no CUDA backend; the benchmark measures GPU shared-memory banks "
+           "and needs a GPU (build with -DWARPKV_CUDA=ON and run on the GPU machine)");
+  return 3;
+#else
+  if (co.backend == "host" || !warpkv::cuda_available()) {
+    progress("bank-conflicts: needs a GPU (shared-memory banks have no host meaning); backend=" + co.backend +
+             (warpkv::cuda_available() ? "" : ", no CUDA device visible"));
+    return 3;
+  }
+  session s(co);
+  s.default_warmup(2, 0);
+  const int repeats = s.repeats(5);
+  const unsigned threads = 256;
+  int dev = 0, sms = 0;
+  WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+  WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const unsigned blocks = static_cast<unsigned>(sms) * 8;
+  buffer<unsigned long long> sink(1, s.ex());
+  const cudaStream_t st = s.ex().stream;
+
+  for (const std::string& kind : o.kinds) {
+    for (const std::string& op : o.ops) {
+      const bool load = op == "load";
+      double base_ms = 0;
+      if (kind == "struct") {
+        for (unsigned members = 1; members <= 8; ++members) {
+          double soa_ms = 0;
+          for (bool aos : {false, true}) {
+            const std::size_t smem = (32 * members + 32) * sizeof(std::uint32_t);
+            const auto samples = s.measure(
+                repeats, [](int) {},
+                [&](int) {
+                  if (load) bank_struct_load<<<blocks, threads, smem, st>>>(members, aos, o.iters, sink.data());
+                  else bank_struct_store<<<blocks, threads, smem, st>>>(members, aos, o.iters, sink.data());
+                  WARPKV_CUDA_CHECK_LAUNCH("bank_struct kernel");
+                });
+            const timing_stats t = summarize(samples);
+            if (!aos) soa_ms = t.median_ms;
+            const double warp_accesses = static_cast<double>(blocks) * (threads / 32) * o.iters * members;
+            record r = s.base("bank-conflicts");
+            r.set("kind", "struct").set("op", op).set("layout", aos ? "aos" : "soa").set("members", members);
+            r.set("member_words_parity", members % 2 == 0 ? "even" : "odd");
+            r.set("stride_words", aos ? members : 1u).set("element_bytes", 4);
+            r.set("model_wavefronts", model_wavefronts(4, aos ? members : 1));
+            r.set("kernel", load ? "bank_struct_load" : "bank_struct_store");
+            r.set("median_ms", t.median_ms).set("min_ms", t.min_ms).set("max_ms", t.max_ms);
+            r.set("warp_accesses", warp_accesses).set("warp_accesses_per_s", warp_accesses / (t.median_ms * 1e-3));
+            r.set("slowdown_vs_soa", t.median_ms / soa_ms);
+            r.set("repeats", repeats);
+            emit(r);
+          }
+        }
+        continue;
+      }
+      const unsigned bytes = kind == "u64" ? 8 : kind == "u32" ? 4 : 1;
+      for (unsigned stride = 1; stride <= o.max_stride; ++stride) {
+        const std::size_t smem = (32 * stride + 32) * bytes;
+        const auto samples = s.measure(
+            repeats, [](int) {},
+            [&](int) {
+              if (bytes == 8) {
+                if (load) bank_strided_load<std::uint64_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+                else bank_strided_store<std::uint64_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+              } else if (bytes == 4) {
+                if (load) bank_strided_load<std::uint32_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+                else bank_strided_store<std::uint32_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+              } else {
+                if (load) bank_strided_load<std::uint8_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+                else bank_strided_store<std::uint8_t><<<blocks, threads, smem, st>>>(stride, o.iters, sink.data());
+              }
+              WARPKV_CUDA_CHECK_LAUNCH("bank_strided kernel");
+            });
+        const timing_stats t = summarize(samples);
+        if (stride == 1) base_ms = t.median_ms;
+        const double warp_accesses = static_cast<double>(blocks) * (threads / 32) * o.iters;
+        record r = s.base("bank-conflicts");
+        r.set("kind", kind).set("op", op).set("stride", stride).set("element_bytes", bytes);
+        r.set("model_wavefronts", model_wavefronts(bytes, stride));
+        r.set("kernel", std::string(load ? "bank_strided_load<" : "bank_strided_store<") + kind + ">");
+        r.set("median_ms", t.median_ms).set("min_ms", t.min_ms).set("max_ms", t.max_ms);
+        r.set("warp_accesses", warp_accesses).set("warp_accesses_per_s", warp_accesses / (t.median_ms * 1e-3));
+        r.set("slowdown_vs_stride1", t.median_ms / base_ms);
+        r.set("repeats", repeats);
+        emit(r);
+      }
+      progress("bank-conflicts: " + kind + " " + op + " done");
+    }
+  }
+  return 0;
+#endif
+}
+
+// ---- k-means ------------------------------------------------------------------------------
+
+namespace {
+
+/// Gaussian-ish blobs (sum of four uniforms) around k centres in [-10, 10]^d; the cluster of
+/// point i is a hash of i, so any prefix of the rows is a fair sample.
+struct blob_body {
+  float* out;
+  unsigned d, k;
+  std::uint64_t seed;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i) const {
+    namespace wd = warpkv::detail;
+    const std::uint64_t c = wd::random_bits(seed, 1, i) % k;
+    for (unsigned j = t.thread_rank(); j < d; j += t.size()) {
+      const double centre = (wd::random_unit(seed, 2 + c, j) * 2 - 1) * 10;
+      const std::uint64_t e = i * d + j;
+      const double noise = wd::random_unit(seed, 3, e) + wd::random_unit(seed, 4, e) + wd::random_unit(seed, 5, e) +
+                           wd::random_unit(seed, 6, e) - 2.0;
+      out[e] = static_cast<float>(centre + noise);
+    }
+  }
+};
+
+std::pair<unsigned, unsigned> parse_shape(const std::string& s) {
+  const auto x = s.find('x');
+  if (x == std::string::npos) throw warpkv::error(warpkv::errc::invalid_argument, "--shapes: '" + s + "' is not DxK");
+  return {static_cast<unsigned>(std::stoul(s.substr(0, x))), static_cast<unsigned>(std::stoul(s.substr(x + 1)))};
+}
+
+warpkv::kmeans::init_method parse_init(const std::string& s) {
+  using warpkv::kmeans::init_method;
+  if (s == "random") return init_method::random;
+  if (s == "kmeans++") return init_method::kmeans_plus_plus;
+  if (s == "kmeans||") return init_method::kmeans_parallel;
+  return init_method::automatic;
+}
+
+template <class T>
+std::vector<T> read_raw(const std::string& path, std::size_t count) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw warpkv::error(warpkv::errc::invalid_argument, "cannot open '" + path + "'");
+  std::vector<T> v(count);
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(count * sizeof(T)));
+  if (static_cast<std::size_t>(f.gcount()) != count * sizeof(T))
+    throw warpkv::error(warpkv::errc::invalid_argument, "'" + path + "' holds fewer than " + std::to_string(count) +
+                                                            " values");
+  return v;
+}
+
+template <class T>
+void write_raw(const std::string& path, const std::vector<T>& v) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
+  if (!f) throw warpkv::error(warpkv::errc::invalid_argument, "cannot write '" + path + "'");
+}
+
+int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned d, unsigned k) {
+  namespace km = warpkv::kmeans;
+  const std::vector<float> host = read_raw<float>(o.input, n * d);
+  buffer<float> pts = buffer<float>::from_host(std::span<const float>(host), s.ex());
+  km::params p;
+  p.exec = s.ex();
+  p.seed = s.options().seed;
+  p.max_iter = o.iters;
+  p.tol = o.tol;
+  p.init = parse_init(o.init);
+  if (!o.init_file.empty()) {
+    p.init = km::init_method::user;
+    p.initial_centroids = read_raw<float>(o.init_file, std::size_t{k} * d);
+  }
+  const int repeats = s.repeats(3);
+  km::result last;
+  const auto samples = s.measure(repeats, [](int) {}, [&](int) { last = km::fit(pts.data(), n, d, k, p); });
+  const timing_stats t = summarize(samples);
+  if (!o.labels_out.empty()) write_raw(o.labels_out, last.labels.to_vector());
+  if (!o.centroids_out.empty()) write_raw(o.centroids_out, last.centroids.to_vector());
+  record r = s.base("kmeans-file");
+  r.set("n", n).set("d", d).set("k", k).set("iterations", last.iterations).set("converged", last.converged);
+  r.set("inertia", last.inertia).set("init", p.init == km::init_method::user ? "user" : o.init);
+  r.set("fit_median_ms", t.median_ms).set("fit_min_ms", t.min_ms).set("repeats", repeats);
+  r.set("ms_per_iteration", t.median_ms / last.iterations);
+  emit(r);
+  return 0;
+}
+
+}  // namespace
+
+/// The card's FP32 peak (GFLOP/s, an FMA = 2) and DRAM bandwidth (GB/s) from its attributes; 0 when unknown.
+std::pair<double, double> card_limits(const session& s) {
+#if WARPKV_HAS_CUDA
+  if (!s.cuda()) return {0, 0};
+  int dev = 0, sms = 0, khz = 0, mem_khz = 0, bus_bits = 0;
+  WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+  WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess) khz = 0;
+  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
+  if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
+  (void)cudaGetLastError();
+  const double fp32 = static_cast<double>(sms) * 128 * 2 * khz * 1e-6;          // 128 FP32 lanes per SM (sm_80+)
+  const double dram = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;          // double data rate
+  return {fp32, dram};
+#else
+  (void)s;
+  return {0, 0};
+#endif
+}
+
+int run_kmeans(const common_options& co, const kmeans_options& o) {
+  namespace km = warpkv::kmeans;
+  session s(co);
+  s.default_warmup(1, 0);
+  const auto [peak_gflops, peak_gbs] = card_limits(s);
+  std::vector<std::uint64_t> ns = o.n;
+  if (ns.empty()) ns = s.cuda() ? std::vector<std::uint64_t>{1ull << 20, 1ull << 24} : std::vector<std::uint64_t>{1ull << 14};
+  if (!o.input.empty()) {
+    if (ns.size() != 1 || o.shapes.size() != 1)
+      throw warpkv::error(warpkv::errc::invalid_argument, "--input needs exactly one --n and one --shapes DxK");
+    const auto [d, k] = parse_shape(o.shapes[0]);
+    return run_kmeans_file(s, o, ns[0], d, k);
+  }
+  const int repeats = s.repeats(s.cuda() ? 5 : 2);
+  std::vector<std::string> shapes = o.shapes;
+  if (!s.cuda() && shapes == kmeans_options{}.shapes) {
+    shapes = {"4x16", "32x64"};  // the GPU shapes take minutes per iteration on host threads
+    progress("kmeans: host backend, default shapes reduced to 4x16,32x64");
+  }
+  for (const std::uint64_t n : ns) {
+    for (const std::string& shape : shapes) {
+      const auto [d, k] = parse_shape(shape);
+      if (k > n) continue;
+      buffer<float> pts(n * d, s.ex());
+      warpkv::launch<32>(s.ex(), n, warpkv::simple_body<blob_body>{{pts.data(), d, k, co.seed}});
+      warpkv::synchronize(s.ex());
+      for (const std::string& layout_name : o.layouts) {
+        const smem_layout layout = layout_name == "natural" ? smem_layout::natural : smem_layout::padded_odd;
+        km::params p;
+        p.exec = s.ex();
+        p.seed = co.seed;
+        p.tol = 0;
+        p.layout = layout;
+        p.init = parse_init(o.init);
+        km::result res;
+        p.max_iter = 1;
+        const auto one = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+        p.max_iter = o.iters;
+        const auto many = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+        const unsigned its = res.iterations;
+        const double per_iter = its > 1 ? (many.median_ms - one.median_ms) / (its - 1) : many.median_ms;
+        // The fused assignment kernel alone (labels, distances, sums, counts, inertia).
+        buffer<std::int32_t> labels(n, s.ex());
+        buffer<float> dist(n, s.ex());
+        buffer<std::uint64_t> acc(std::size_t{k} * d + k + 1, s.ex());
+        warpkv::detail::assign_args a;
+        a.points = pts.data();
+        a.n = n;
+        a.d = d;
+        a.centroids = res.centroids.data();
+        a.k = k;
+        a.labels = labels.data();
+        a.dist = dist.data();
+        a.dist_mode = warpkv::detail::dist_output::write;
+        a.sums = acc.data();
+        a.counts = acc.data() + std::size_t{k} * d;
+        a.inertia = acc.data() + std::size_t{k} * d + k;
+        a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
+        a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
+        const auto kernel = summarize(s.measure(
+            repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
+            [&](int) { warpkv::detail::assign(s.ex(), layout, a); }));
+        const double flops = 3.0 * static_cast<double>(n) * k * d;  // subtract + fused multiply-add
+        const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
+        const unsigned stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
+                                                               : body.stride;
+        record r = s.base("kmeans");
+        r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
+        r.set("iterations", its).set("inertia", res.inertia);
+        r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
+        r.set("ms_per_iteration", per_iter);
+        r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
+        r.set("gflops_per_iteration", flops / (per_iter * 1e6));
+        r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
+        r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
+        r.set("smem_row_stride_words", stride).set("model_conflict_ways", warpkv::detail::conflict_ways(stride));
+        if (peak_gflops > 0) {
+          r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
+          r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
+        }
+        if (peak_gbs > 0) r.set("dram_peak_gb_per_s", peak_gbs).set("point_read_fraction_of_dram_peak", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6) / peak_gbs);
+        r.set("repeats", repeats);
+        emit(r);
+        progress(strf("kmeans n=%llu d=%u k=%u %s: %.3f ms/iteration, kernel %.3f ms", static_cast<unsigned long long>(n),
+                      d, k, layout_name.c_str(), per_iter, kernel.median_ms));
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace warpkv_bench
