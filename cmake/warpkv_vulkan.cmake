@@ -53,6 +53,7 @@ if(WARPKV_WITH_VULKAN)
 
   add_library(warpkv_vulkan INTERFACE)
   add_library(warpkv::vulkan ALIAS warpkv_vulkan)
+  set_target_properties(warpkv_vulkan PROPERTIES EXPORT_NAME vulkan)  # warpkv::vulkan when installed too
   add_dependencies(warpkv_vulkan warpkv_vulkan_shaders)
   target_link_libraries(warpkv_vulkan INTERFACE warpkv::warpkv ${CMAKE_DL_LIBS})
   target_include_directories(warpkv_vulkan INTERFACE $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated/include>

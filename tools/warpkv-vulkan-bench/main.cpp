@@ -34,7 +34,7 @@ struct options {
   std::vector<double> load_factors{0.5, 0.8, 0.9};
   std::vector<std::string> mixes{"20,20,60", "40,40,20"};
   std::vector<double> key_ranges{100, 1000, 10000, 100000};
-  double ops = 1e5;
+  std::vector<double> ops{1e5};
   int repeats = 5;
   int warmup = 1;
   std::uint64_t seed = 42;
@@ -54,20 +54,17 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-/// n distinct keys, none a sentinel.
-std::vector<std::uint32_t> distinct_keys(std::size_t n, std::mt19937_64& rng) {
+/// n distinct keys, none a sentinel, in O(n): a bijection of uint32 (odd multiply, xor-shift,
+/// odd multiply; independent of the map's Murmur3 finalizer) applied to consecutive counters.
+std::vector<std::uint32_t> distinct_keys(std::size_t n, std::uint32_t salt) {
   std::vector<std::uint32_t> k;
-  k.reserve(n + n / 8 + 16);
-  while (k.size() < n) {
-    while (k.size() < n + n / 16 + 16) {
-      const auto x = static_cast<std::uint32_t>(rng());
-      if (x < map32::erased_key_value) k.push_back(x);
-    }
-    std::sort(k.begin(), k.end());
-    k.erase(std::unique(k.begin(), k.end()), k.end());
+  k.reserve(n);
+  for (std::uint32_t i = 0; k.size() < n; ++i) {
+    std::uint32_t x = (i + salt) * 0x2545f491u + 0x9e3779b9u;
+    x ^= x >> 15;
+    x *= 0x7feb352du;
+    if (x < map32::erased_key_value) k.push_back(x);
   }
-  std::shuffle(k.begin(), k.end(), rng);
-  k.resize(n);
   return k;
 }
 
@@ -107,12 +104,11 @@ int run_static(wv::context& ctx, const options& o) {
   cfg.tombstone_threshold = 1.0;
   map32 m(ctx, capacity, cfg);
   m.set_timing(true);
-  std::mt19937_64 rng(o.seed);
   int failures = 0;
   for (const double lf : o.load_factors) {
     const auto n = static_cast<std::size_t>(lf * static_cast<double>(capacity));
     std::cerr << "static: load factor " << lf << ", " << n << " keys, capacity " << capacity << '\n';
-    const auto all = distinct_keys(2 * n, rng);
+    const auto all = distinct_keys(2 * n, static_cast<std::uint32_t>(o.seed * 0x9e3779b9u + static_cast<std::uint64_t>(lf * 1000)));
     const std::vector<std::uint32_t> hit(all.begin(), all.begin() + static_cast<long>(n));
     const std::vector<std::uint32_t> miss(all.begin() + static_cast<long>(n), all.end());
     std::vector<std::uint32_t> values(n);
@@ -160,8 +156,9 @@ struct mix {
 int run_dynamic(wv::context& ctx, const options& o) {
   std::mt19937_64 rng(o.seed + 1);
   int failures = 0;
-  const auto n = static_cast<std::size_t>(o.ops);
+  for (const double ops_d : o.ops)
   for (const auto& text : o.mixes) {
+    const auto n = static_cast<std::size_t>(ops_d);
     mix mx{};
     if (std::sscanf(text.c_str(), "%d,%d,%d", &mx.insert, &mx.erase, &mx.find) != 3 ||
         mx.insert + mx.erase + mx.find != 100)
@@ -232,7 +229,7 @@ int main(int argc, char** argv) {
   app.add_option("--load-factors", o.load_factors, "Static: load factors")->delimiter(',')->check(CLI::Range(0.001, 1.0))->capture_default_str();
   app.add_option("--mix", o.mixes, "Dynamic: INSERT,ERASE,FIND percents, space-separated")->capture_default_str();
   app.add_option("--key-range", o.key_ranges, "Dynamic: key ranges")->delimiter(',')->capture_default_str();
-  app.add_option("--ops", o.ops, "Dynamic: operations per batch")->capture_default_str();
+  app.add_option("--ops", o.ops, "Dynamic: operations per batch, comma-separated")->delimiter(',')->capture_default_str();
   app.add_option("--repeats", o.repeats, "Timed runs (median reported)")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed runs first")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--seed", o.seed, "Input seed")->capture_default_str();
