@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "warpkv/vulkan/context.hpp"
@@ -32,6 +33,29 @@ class buffer {
   buffer(context& ctx, std::size_t bytes, memory where = memory::device) : ctx_(&ctx), bytes_(bytes) {
     detail::translate("allocating a buffer", [&] { allocate(where); });
   }
+  buffer(buffer&& o) noexcept { *this = std::move(o); }
+  buffer& operator=(buffer&& o) noexcept {
+    if (this != &o) {
+      buffer_.reset();  // the buffer before the memory bound to it
+      memory_.reset();
+      ctx_ = o.ctx_;
+      bytes_ = std::exchange(o.bytes_, 0);
+      allocated_ = std::exchange(o.allocated_, 0);
+      memory_ = std::move(o.memory_);
+      buffer_ = std::move(o.buffer_);
+      mapped_ = std::exchange(o.mapped_, nullptr);
+      o.memory_.reset();
+      o.buffer_.reset();
+    }
+    return *this;
+  }
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+  ~buffer() {
+    buffer_.reset();
+    memory_.reset();
+  }
+
   template <class T>
   static buffer from_host(context& ctx, std::span<const T> data, memory where = memory::device) {
     buffer b(ctx, data.size_bytes(), where);

@@ -223,7 +223,10 @@ class context {
   context(const context&) = delete;
   context& operator=(const context&) = delete;
   ~context() {
-    if (device_) device_->waitIdle();
+    try {
+      if (device_) device_->waitIdle();
+    } catch (...) {  // a lost device: destroy what we own anyway
+    }
   }
 
   [[nodiscard]] const device_info& info() const { return info_; }
