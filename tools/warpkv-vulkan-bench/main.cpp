@@ -5,6 +5,7 @@
 // It first lists every device the Vulkan loader sees and says which one it uses
 // (--device / WARPKV_VULKAN_DEVICE pick one by index or part of its name).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cuda_reference.hpp"
 #include "warpkv/vulkan/linear_map.hpp"
 
 namespace {
@@ -38,6 +40,7 @@ struct options {
   int repeats = 5;
   int warmup = 1;
   std::uint64_t seed = 42;
+  bool no_cuda = false;
 };
 
 std::ofstream out_file;
@@ -94,6 +97,42 @@ std::vector<double> measure(const map32& m, int warmup, int repeats, Prepare&& p
   return s;
 }
 
+/// The CUDA linear_map on the same keys and capacity, in the same process and (normally) card.
+int compare_with_cuda(const options& o, const std::vector<std::uint32_t>& hit, const std::vector<std::uint32_t>& miss,
+                      std::size_t capacity, double lf, std::array<double, 3> vulkan_s) {
+  int failures = 0;
+  {
+    const auto c = warpkv_vulkan_bench::run_cuda_linear_map(hit, miss, capacity, o.warmup, o.repeats);
+    if (!c.available) {
+      std::cerr << "static: no CUDA comparison: " << c.why << '\n';
+      return 0;
+    }
+    if (!c.verified) ++failures;
+    const char* names[] = {"build", "find_hit", "find_miss"};
+    const std::vector<double>* secs[] = {&c.build_s, &c.find_hit_s, &c.find_miss_s};
+    for (int w = 0; w < 3; ++w) {
+      nlohmann::ordered_json j;
+      j["bench"] = "vulkan";
+      j["operation"] = names[w];
+      j["map"] = "linear_map (CUDA)";
+      j["tile"] = 4;
+      j["device"] = c.device;
+      j["key_bits"] = 32;
+      j["value_bits"] = 32;
+      j["keys"] = hit.size();
+      j["capacity"] = capacity;
+      j["load_factor"] = lf;
+      j["repeats"] = o.repeats;
+      j["median_ms"] = median(*secs[w]) * 1e3;
+      j["gops"] = static_cast<double>(hit.size()) / median(*secs[w]) / 1e9;
+      j["vulkan_over_cuda"] = median(*secs[w]) / vulkan_s[w];  // throughput ratio Vulkan / CUDA
+      j["verified"] = c.verified;
+      emit(j);
+    }
+  }
+  return failures;
+}
+
 int run_static(wv::context& ctx, const options& o) {
   const std::size_t n_req = o.keys > 0 ? static_cast<std::size_t>(o.keys)
                                        : (ctx.info().type == "cpu" ? std::size_t{1} << 16 : std::size_t{1} << 22);
@@ -145,6 +184,8 @@ int run_static(wv::context& ctx, const options& o) {
       j["verified"] = ok;
       emit(j);
     }
+    if (!o.no_cuda)
+      failures += compare_with_cuda(o, hit, miss, capacity, lf, {median(build), median(find_hit), median(find_miss)});
   }
   return failures;
 }
@@ -233,6 +274,7 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", o.repeats, "Timed runs (median reported)")->check(CLI::Range(1, 1000))->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed runs first")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--seed", o.seed, "Input seed")->capture_default_str();
+  app.add_flag("--no-cuda", o.no_cuda, "Static: skip the CUDA linear_map (tile 4) on the same keys");
   CLI11_PARSE(app, argc, argv);
 
   try {
