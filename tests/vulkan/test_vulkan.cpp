@@ -158,6 +158,25 @@ TEST(VulkanContext, ReportsItsDevices) {
   EXPECT_THROW(wv::context([] { wv::context_options o; o.device = "no such device 42"; return o; }()), warpkv::error);
 }
 
+// The zero-messages requirement is not vacuous: an invalid call on a second validated context
+// reaches its debug messenger.
+TEST(VulkanContext, ValidationMessagesReachTheMessenger) {
+  WARPKV_VULKAN_CONTEXT();
+  if (!ctx().validation()) GTEST_SKIP() << "the validation layer is not loaded";
+  std::size_t seen = 0;
+  wv::context_options opt;
+  opt.validation = true;
+  opt.on_message = [&](const std::string&) { ++seen; };
+  wv::context other(opt);
+  try {
+    // size 0 violates VUID-VkBufferCreateInfo-size-00912
+    vk::raii::Buffer b(other.device(), vk::BufferCreateInfo({}, 0, vk::BufferUsageFlagBits::eStorageBuffer));
+  } catch (const std::exception&) {  // a driver may refuse it too; the message is what counts
+  }
+  EXPECT_GT(other.validation_messages(), 0u);
+  EXPECT_EQ(seen, other.validation_messages());
+}
+
 // Keys whose probe sequence starts in the last slots run past the end of the table into slot 0.
 TEST(VulkanLinearMap, ProbingWrapsAroundTheEnd) {
   WARPKV_VULKAN_CONTEXT();
