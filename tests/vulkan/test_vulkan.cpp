@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -378,6 +379,60 @@ TEST(VulkanLinearMap, DeviceBuffersAndTimestamps) {
   EXPECT_EQ(e[status::erased], n / 2);
   EXPECT_EQ(m.size(), n - n / 2);
   EXPECT_EQ(m.validate(), "");
+}
+
+// A map on the application's own VkDevice, on a buffer the application allocated; the context
+// borrows the device and leaves it working when it goes.
+TEST(VulkanLinearMap, RunsOnTheApplicationsDeviceAndBuffers) {
+  WARPKV_VULKAN_CONTEXT();
+  vk::raii::Context loader;
+  const vk::ApplicationInfo app("app", 1, "app", 1, VK_API_VERSION_1_2);
+  vk::raii::Instance instance(loader, vk::InstanceCreateInfo({}, &app));
+  vk::raii::PhysicalDevice pd = std::move(instance.enumeratePhysicalDevices()[ctx().info().index]);
+  std::uint32_t family = 0;
+  const auto families = pd.getQueueFamilyProperties();
+  while (!(families[family].queueFlags & vk::QueueFlagBits::eCompute)) ++family;
+  const float priority = 1.0f;
+  const vk::DeviceQueueCreateInfo queue({}, family, 1, &priority);
+  vk::StructureChain<vk::DeviceCreateInfo, vk::PhysicalDeviceVulkan12Features> chain;
+  chain.get<vk::DeviceCreateInfo>().setQueueCreateInfos(queue);
+  chain.get<vk::PhysicalDeviceVulkan12Features>().setVulkanMemoryModel(true).setVulkanMemoryModelDeviceScope(true);
+  vk::raii::Device device(pd, chain.get<vk::DeviceCreateInfo>());
+
+  // The application's key buffer, in host-visible memory it allocated itself.
+  const auto keys = some_keys(500);
+  vk::raii::Buffer kbuf(device, vk::BufferCreateInfo({}, keys.size() * 4, vk::BufferUsageFlagBits::eStorageBuffer));
+  const auto req = kbuf.getMemoryRequirements();
+  const auto mp = pd.getMemoryProperties();
+  std::uint32_t type = 0;
+  const auto want = vk::MemoryPropertyFlagBits::eHostVisible | vk::MemoryPropertyFlagBits::eHostCoherent;
+  while (!((req.memoryTypeBits >> type) & 1u) || (mp.memoryTypes[type].propertyFlags & want) != want) ++type;
+  vk::raii::DeviceMemory kmem(device, vk::MemoryAllocateInfo(req.size, type));
+  kbuf.bindMemory(*kmem, 0);
+  std::memcpy(kmem.mapMemory(0, VK_WHOLE_SIZE), keys.data(), keys.size() * 4);
+  kmem.unmapMemory();
+  {
+    wv::external_device ext;
+    ext.instance = *instance;
+    ext.physical_device = *pd;
+    ext.device = *device;
+    ext.queue_family = family;
+    wv::context borrowed(ext);
+    EXPECT_TRUE(borrowed.borrowed());
+    EXPECT_FALSE(borrowed.info().int64_atomics);  // not enabled on this device
+    map32 m(borrowed, 1000);
+    auto vb = wv::buffer::from_host<std::uint32_t>(borrowed, values_for(keys.size(), 5));
+    const wv::buffer_view kv{*kbuf, 0, keys.size() * 4};
+    EXPECT_EQ(m.insert(kv, vb.view(), keys.size())[status::inserted], keys.size());
+    wv::buffer out(borrowed, keys.size() * 4);
+    EXPECT_EQ(m.find(kv, keys.size(), out.view())[status::found], keys.size());
+    EXPECT_EQ(out.to_vector<std::uint32_t>(keys.size()), values_for(keys.size(), 5));
+    EXPECT_EQ(m.validate(), "");
+    EXPECT_THROW(wv::linear_map<std::uint64_t>(borrowed, 10), warpkv::error);
+  }
+  device.waitIdle();  // still the application's, and alive
+  wv::external_device bad;
+  EXPECT_THROW(wv::context{bad}, warpkv::error);
 }
 
 // 64-bit keys above 2^32 (two keys equal in their low words stay apart).

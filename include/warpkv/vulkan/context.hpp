@@ -61,6 +61,21 @@ struct context_options {
   std::function<void(const std::string&)> on_message;
 };
 
+/// A device the application created, for a context that borrows it (never destroys it). The
+/// device must have been created with Vulkan 1.2's vulkanMemoryModel and
+/// vulkanMemoryModelDeviceScope enabled (and shaderInt64 + shaderBufferInt64Atomics for 64-bit
+/// keys), the instance with API version 1.2 or later. The context submits to the given queue and
+/// waits for its own work only; the application must not use that queue from another thread
+/// while a warpkv call runs (Vulkan's external synchronization rule).
+struct external_device {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  std::uint32_t queue_family = 0;  ///< must support compute
+  std::uint32_t queue_index = 0;
+  bool int64_atomics_enabled = false;  ///< the device was created with shaderInt64 + shaderBufferInt64Atomics
+};
+
 namespace detail {
 
 /// Runs f, turning Vulkan failures into warpkv::error (vulkan), keeping warpkv errors.
@@ -220,14 +235,35 @@ class context {
   explicit context(context_options opt = {}) : opt_(std::move(opt)) {
     detail::translate("creating the context", [&] { init(); });
   }
+  /// A context on the application's device (see external_device); buffers of that device can
+  /// then be passed to the maps as buffer_views.
+  explicit context(const external_device& ext) {
+    detail::translate("adopting a device", [&] { adopt(ext); });
+  }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
   ~context() {
     try {
-      if (device_) device_->waitIdle();
+      if (device_ && !borrowed_) device_->waitIdle();  // a borrowed device: ours waited in submit()
     } catch (...) {  // a lost device: destroy what we own anyway
     }
+    // Everything created on the device goes first; a borrowed device and instance are released,
+    // not destroyed.
+    cache_.clear();
+    sets_.clear();
+    queries_.reset();
+    pool_.reset();
+    fence_.reset();
+    command_ = vk::raii::CommandBuffer(nullptr);
+    command_pool_.reset();
+    queue_.reset();
+    if (borrowed_) {
+      if (device_) (void)device_->release();
+      if (instance_) (void)instance_->release();
+    }
   }
+  /// True when the context runs on a device the application created.
+  [[nodiscard]] bool borrowed() const { return borrowed_; }
 
   [[nodiscard]] const device_info& info() const { return info_; }
   [[nodiscard]] bool validation() const { return opt_.validation; }
@@ -364,7 +400,37 @@ class context {
     f12.vulkanMemoryModelDeviceScope = VK_TRUE;
     f12.shaderBufferInt64Atomics = info_.int64_atomics;
     device_.emplace(*physical_, chain.get<vk::DeviceCreateInfo>());
-    queue_.emplace(*device_, family_, 0);
+    init_objects(0);
+  }
+
+  void adopt(const external_device& ext) {
+    require(ext.instance != VK_NULL_HANDLE && ext.physical_device != VK_NULL_HANDLE && ext.device != VK_NULL_HANDLE,
+            "external_device", "instance, physical_device and device must be set");
+    auto& ctx = detail::loader();
+    borrowed_ = true;
+    instance_.emplace(ctx, ext.instance);
+    physical_.emplace(*instance_, ext.physical_device);
+    info_ = detail::describe(*physical_, 0);
+    const auto families = physical_->getQueueFamilyProperties();
+    require(ext.queue_family < families.size() && (families[ext.queue_family].queueFlags & vk::QueueFlagBits::eCompute),
+            "external_device.queue_family", "must name a queue family with compute");
+    require(ext.queue_index < families[ext.queue_family].queueCount, "external_device.queue_index",
+            "exceeds the family's queue count");
+    if (!info_.memory_model)
+      throw error(errc::unsupported, "warpkv::vulkan: device '" + info_.name +
+                                         "' lacks vulkanMemoryModel/vulkanMemoryModelDeviceScope");
+    info_.int64_atomics = info_.int64_atomics && ext.int64_atomics_enabled;
+    family_ = ext.queue_family;
+    timestamp_bits_ = families[family_].timestampValidBits;
+    info_.timestamps = timestamp_bits_ > 0 && physical_->getProperties().limits.timestampPeriod > 0.0f;
+    limits_ = physical_->getProperties().limits;
+    memory_ = physical_->getMemoryProperties();
+    device_.emplace(*physical_, ext.device);
+    init_objects(ext.queue_index);
+  }
+
+  void init_objects(std::uint32_t queue_index) {
+    queue_.emplace(*device_, family_, queue_index);
     command_pool_.emplace(*device_,
                           vk::CommandPoolCreateInfo(vk::CommandPoolCreateFlagBits::eResetCommandBuffer, family_));
     command_ = std::move(vk::raii::CommandBuffers(
@@ -402,6 +468,7 @@ class context {
   std::map<std::string, std::shared_ptr<void>> cache_;
   std::atomic<std::size_t> messages_{0};
   double last_seconds_ = 0.0;
+  bool borrowed_ = false;
 };
 
 }  // namespace warpkv::vulkan
