@@ -10,7 +10,8 @@ enum class errc {
   out_of_memory,     ///< an allocation failed or a size would overflow
   cuda,              ///< a CUDA runtime call or kernel launch failed
   unsupported,       ///< the requested backend or feature is not available in this build/machine
-  capacity           ///< growth could not place every key (should not happen; reported, never silent)
+  capacity,          ///< growth could not place every key (should not happen; reported, never silent)
+  vulkan             ///< a Vulkan call failed (vulkan backend)
 };
 
 /// The one exception type of the host API.
