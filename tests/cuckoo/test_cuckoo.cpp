@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../common/hot_keys.hpp"
 #include "../common/map_suite.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/cuckoo/cuckoo_map.hpp"
@@ -89,44 +90,11 @@ TYPED_TEST(CuckooRaces, FindsNeverMissKeysThatEvictionsMove) {
   }
 }
 
-// Many tiles insert, upsert and erase a handful of keys at once, over several batches: exactly
-// the right number of inserts win, no key is stored twice, and every batch is linearizable.
+// Many tiles insert, upsert, erase and find three keys at once (tests/common/hot_keys.hpp).
 TYPED_TEST(CuckooRaces, RacingWritersOnTheSameKeys) {
-  using K = typename TypeParam::key_type;
-  using V = typename TypeParam::mapped_type;
   WARPKV_TEST_EXECUTION(ex);
   TypeParam map(256, {}, ex);
-  const auto hot = iota_keys<K>(3);
-  std::unordered_map<K, V> state;
-  V next = 1;
-  const std::size_t n = std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale()));
-  for (int round = 0; round < 6; ++round) {
-    std::vector<op> ops(n);
-    std::vector<K> keys(n);
-    std::vector<V> values(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      keys[i] = hot[i % hot.size()];
-      values[i] = next++;
-      ops[i] = round < 2 ? (i % 2 ? op::insert : op::insert_or_assign)
-                         : (i % 4 == 0 ? op::erase : i % 4 == 1 ? op::find : i % 4 == 2 ? op::insert : op::insert_or_assign);
-    }
-    std::vector<V> out;
-    const auto st = map.execute(ops, keys, values, out);
-    if (round == 0) {
-      for (const K key : hot) {
-        long wins = 0;
-        for (std::size_t i = 0; i < n; ++i) wins += keys[i] == key && st[i] == status::inserted;
-        EXPECT_EQ(wins, 1) << "key " << +key;
-      }
-    }
-    auto [k, v] = map.retrieve_all();
-    std::unordered_map<K, V> after;
-    for (std::size_t i = 0; i < k.size(); ++i) ASSERT_TRUE(after.emplace(k[i], v[i]).second) << "a key is stored twice";
-    const auto verdict = check_linearizable<K, V>(ops, keys, values, st, out, state, after);
-    ASSERT_FALSE(verdict.has_value()) << "round " << round << ": " << *verdict;
-    ASSERT_EQ(map.validate(), "");
-    state = after;
-  }
+  race_on_hot_keys(map, 3, std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale())), 6);
 }
 
 // Inside the device ref nothing grows: a tiny table (16 buckets of 4) takes at most its 64 slots
