@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -18,6 +19,20 @@
 
 namespace warpkv::testing {
 namespace {
+
+// cudaLimitMallocHeapSize can only change before the process's first kernel that calls malloc:
+// construct one device-allocation map before any test runs, so its constructor raises the limit.
+class DeviceHeapEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string why;
+    if (const auto ex = test_execution(&why)) {
+      chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1> first(64, {}, *ex);
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const device_heap_environment =
+    ::testing::AddGlobalTestEnvironment(new DeviceHeapEnvironment);
 
 using Maps = ::testing::Types<chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 1>,
                               chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1>,
