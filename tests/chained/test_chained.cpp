@@ -36,8 +36,8 @@ class DeviceHeapEnvironment : public ::testing::Environment {
 
 using Maps = ::testing::Types<chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 1>,
                               chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1>,
-                              chained_map<std::uint64_t, std::uint64_t, chained_alloc::pool, 4>,
-                              chained_map<std::int64_t, double, chained_alloc::device, 2>>;
+                              chained_map<std::uint64_t, std::uint64_t, chained_alloc::pool, 2>,
+                              chained_map<std::int64_t, double, chained_alloc::device, 1>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Chained, MapSuite, Maps);
 
 using pool32 = chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 1>;
