@@ -107,6 +107,18 @@ class cuckoo_ref {
     const unsigned rank = t.thread_rank();
     std::size_t b[max_hash_functions];
     for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    if constexpr (layout::packed) {
+      // Fast path: one sector. Inserts prefer the first bucket on ties, so at moderate load most
+      // keys sit there, and a packed hit is its own proof.
+      bool hit = false;
+      value_bits val = 0;
+      for (unsigned s = rank; s < bucket_slots; s += T) {
+        const auto e = layout::load(slot_at(b[0], s), memory_order::relaxed);
+        if (e.key == kb) hit = true, val = e.value;
+      }
+      const std::uint32_t hits = t.ballot(hit);
+      if (hits != 0) return report_hit(t, val, hits, out);
+    }
     for (int attempt = 0;; ++attempt) {
       std::uint32_t v[max_hash_functions];
       for (unsigned i = 0; i < d_; ++i) v[i] = lock_ref(b[i]).load(memory_order::acquire);
