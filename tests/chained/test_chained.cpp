@@ -81,15 +81,8 @@ TYPED_TEST(ChainedLists, OneLongListUnderConcurrentWriters) {
       k[i] = keys[rng() % keys.size()];
       v[i] = next++;
     }
-    std::vector<std::uint32_t> out;
-    const auto st = map.execute(ops, k, v, out);
-    auto [rk, rv] = map.retrieve_all();
-    std::unordered_map<std::uint32_t, std::uint32_t> after;
-    for (std::size_t i = 0; i < rk.size(); ++i) ASSERT_TRUE(after.emplace(rk[i], rv[i]).second);
-    const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, k, v, st, out, state, after);
-    ASSERT_FALSE(verdict.has_value()) << "batch " << batch << ": " << *verdict;
-    ASSERT_EQ(map.validate(), "");
-    state = after;
+    const auto problem = execute_and_check(map, ops, k, v, state);
+    ASSERT_FALSE(problem.has_value()) << "batch " << batch << ": " << *problem;
   }
   EXPECT_EQ(map.rehash_count(), 0u);
 }
@@ -119,15 +112,8 @@ TYPED_TEST(ChainedLists, ChurnIsReclaimedByRebuilds) {
       keys[i] = make_key<std::uint32_t>(1 + rng() % 50);
       values[i] = next++;
     }
-    std::vector<std::uint32_t> out;
-    const auto st = map.execute(ops, keys, values, out);
-    auto [k, v] = map.retrieve_all();
-    std::unordered_map<std::uint32_t, std::uint32_t> after;
-    for (std::size_t i = 0; i < k.size(); ++i) after.emplace(k[i], v[i]);
-    const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, keys, values, st, out, state, after);
-    ASSERT_FALSE(verdict.has_value()) << "batch " << b << ": " << *verdict;
-    ASSERT_EQ(map.validate(), "");
-    state = after;
+    const auto problem = execute_and_check(map, ops, keys, values, state);
+    ASSERT_FALSE(problem.has_value()) << "batch " << b << ": " << *problem;
     if constexpr (TypeParam::allocation == chained_alloc::pool) {
       ASSERT_LE(map.pool_nodes(), 4 * n + 256) << "batch " << b;
     }

@@ -139,4 +139,40 @@ std::optional<std::string> check_linearizable(const std::vector<op>& ops, const 
   return std::nullopt;
 }
 
+/// A map's live entries (retrieve_all) keyed by key; a key stored twice sets `duplicate`.
+template <class Map>
+std::unordered_map<typename Map::key_type, typename Map::mapped_type> contents_of(const Map& map,
+                                                                                   std::optional<std::string>& duplicate) {
+  auto [keys, values] = map.retrieve_all();
+  std::unordered_map<typename Map::key_type, typename Map::mapped_type> out;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (!out.emplace(keys[i], values[i]).second && !duplicate) duplicate = "a key is stored twice";
+  return out;
+}
+
+/// Runs one mixed batch through `map.execute` and checks it: per-key linearizability against
+/// `state` (the contents before the batch), no key stored twice, `map.validate()` clean. On
+/// success `state` becomes the contents after the batch. Returns the first failure, if any;
+/// `statuses` (optional) receives the batch's statuses.
+template <class Map>
+std::optional<std::string> execute_and_check(Map& map, const std::vector<op>& ops,
+                                             const std::vector<typename Map::key_type>& keys,
+                                             const std::vector<typename Map::mapped_type>& values,
+                                             std::unordered_map<typename Map::key_type, typename Map::mapped_type>& state,
+                                             std::vector<status>* statuses = nullptr) {
+  using K = typename Map::key_type;
+  using V = typename Map::mapped_type;
+  std::vector<V> out;
+  const auto st = map.execute(ops, keys, values, out);
+  std::optional<std::string> problem;
+  auto after = contents_of(map, problem);
+  if (!problem) problem = check_linearizable<K, V>(ops, keys, values, st, out, state, after);
+  if (!problem) {
+    if (const std::string v = map.validate(); !v.empty()) problem = "validate(): " + v;
+  }
+  if (statuses != nullptr) *statuses = st;
+  if (!problem) state = std::move(after);
+  return problem;
+}
+
 }  // namespace warpkv::testing

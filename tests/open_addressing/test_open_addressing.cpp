@@ -237,16 +237,9 @@ TYPED_TEST(OpenAddressingMap, EraseHeavyChurnNeverGrowsWithoutBound) {
       keys[i] = make_key<std::uint32_t>(1 + rng() % range);
       values[i] = next_value++;
     }
-    std::vector<std::uint32_t> out;
-    const auto st = map.execute(ops, keys, values, out);
-    auto [k, v] = map.retrieve_all();
-    std::unordered_map<std::uint32_t, std::uint32_t> after;
-    for (std::size_t i = 0; i < k.size(); ++i) ASSERT_TRUE(after.emplace(k[i], v[i]).second);
-    const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, keys, values, st, out, state, after);
-    ASSERT_FALSE(verdict.has_value()) << "batch " << b << ": " << *verdict;
-    ASSERT_EQ(map.validate(), "");
+    const auto problem = execute_and_check(map, ops, keys, values, state);
+    ASSERT_FALSE(problem.has_value()) << "batch " << b << ": " << *problem;
     ASSERT_LE(map.size(), 300u);
-    state = after;
     // The table is sized by one batch's worth of inserts at most, never by the history.
     ASSERT_LE(map.capacity(), detail::round_capacity(2 * n)) << "batch " << b;
   }
