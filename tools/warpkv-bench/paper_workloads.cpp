@@ -27,6 +27,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -269,6 +270,13 @@ std::vector<paper_map> paper_maps() {
   return maps;
 }
 
+/// Concatenation by appends (GCC 12 warns falsely, -Wrestrict, about "literal" + std::string&&).
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const auto p : parts) out.append(p);
+  return out;
+}
+
 // ---- markdown -----------------------------------------------------------------------------------------
 
 std::string fmt_rate(double mops) {
@@ -309,17 +317,18 @@ std::string table(const std::vector<result>& rs, const std::vector<paper_map>& m
   std::string out = dyn ? "| key range |" : "| keys |";
   std::string rule = "|---|";
   for (const auto* m : cols) {
-    out += " " + m->label + " |";
+    out += cat({" ", m->label, " |"});
     rule += "---:|";
   }
   if (dyn) {
     out += " GLHT / CPU hopscotch | GLHT / chained with allocation |";
     rule += "---:|---:|";
   }
-  out += "\n" + rule + "\n";
+  out += cat({"\n", rule, "\n"});
   for (const auto x : xs) {
-    out += "| " + fmt_count(x) + " |";
-    for (const auto* m : cols) out += " " + (m->unavailable.empty() ? cell(find_result(rs, part, m->id, operation, mix, x, ops)) : "n/a") + " |";
+    out += cat({"| ", fmt_count(x), " |"});
+    for (const auto* m : cols)
+      out += cat({" ", m->unavailable.empty() ? cell(find_result(rs, part, m->id, operation, mix, x, ops)) : "n/a", " |"});
     if (dyn) {
       const auto* glht = find_result(rs, part, "hopscotch_map", operation, mix, x, ops);
       for (const char* other : {"cpu_hopscotch_map", "chained_map_alloc"}) {
@@ -349,9 +358,9 @@ int run_paper(const common_options& co_in, const paper_options& po) {
   session ss(co);
   ss.default_warmup(1, 0);
   const bool gpu = ss.cuda();
-  const std::string out_dir = po.out_dir.empty() ? std::string("bench/results/paper-") + ss.ex().name() : po.out_dir;
+  const std::string out_dir = po.out_dir.empty() ? cat({"bench/results/paper-", ss.ex().name()}) : po.out_dir;
   std::filesystem::create_directories(out_dir);
-  const std::string jsonl = out_dir + "/paper.jsonl";
+  const std::string jsonl = cat({out_dir, "/paper.jsonl"});
   std::filesystem::remove(jsonl);
   configure_output(jsonl, false);
   const unsigned cpu_threads = po.cpu_threads != 0 ? po.cpu_threads : std::max(1u, std::thread::hardware_concurrency());
@@ -375,14 +384,14 @@ int run_paper(const common_options& co_in, const paper_options& po) {
                                    : (gpu ? std::vector<std::uint64_t>{100000, 10000000} : std::vector<std::uint64_t>{100000});
 
   const std::string backend_note =
-      gpu ? "GPU maps on " + ss.device() + " (CUDA events); cpu::hopscotch_map on " + std::to_string(cpu_threads) +
-                " host threads (CPU wall clock)"
-          : "HOST BACKEND: the GPU maps run on host threads emulating warps, CPU wall clock -- these are NOT GPU "
-            "figures, only a demonstration at reduced sizes; cpu::hopscotch_map on " +
-                std::to_string(cpu_threads) + " host threads";
-  progress("warpkv-bench paper: " + backend_note + "; results in " + out_dir);
+      gpu ? cat({"GPU maps on ", ss.device(), " (CUDA events); cpu::hopscotch_map on ", std::to_string(cpu_threads),
+                 " host threads (CPU wall clock)"})
+          : cat({"HOST BACKEND: the GPU maps run on host threads emulating warps, CPU wall clock -- these are NOT GPU "
+                 "figures, only a demonstration at reduced sizes; cpu::hopscotch_map on ",
+                 std::to_string(cpu_threads), " host threads"});
+  progress(cat({"warpkv-bench paper: ", backend_note, "; results in ", out_dir}));
   for (const auto& m : maps)
-    if (!m.unavailable.empty()) progress("NOTE: " + m.id + " (" + m.label + ") left out: " + m.unavailable);
+    if (!m.unavailable.empty()) progress(cat({"NOTE: ", m.id, " (", m.label, ") left out: ", m.unavailable}));
 
   std::vector<result> results;
   checker check;
@@ -497,7 +506,7 @@ int run_paper(const common_options& co_in, const paper_options& po) {
 
   // ---- the markdown report and the summary ----
   std::string md = "# GLHT experiments reproduced by `warpkv-bench paper`\n\n";
-  md += "- " + backend_note + "\n";
+  md += cat({"- ", backend_note, "\n"});
   md += strf("- commit %s; 32-bit keys and values; median of %d runs after %d warm-up; throughput in M ops/s "
              "(operations / median time)\n",
              commit().c_str(), ss.repeats(3), ss.warmup());
@@ -506,14 +515,14 @@ int run_paper(const common_options& co_in, const paper_options& po) {
   md += "- dynamic: one concurrent batch of [insert, erase, find] over keys uniform in [1, R] on a fresh, empty map "
         "sized for R (the same capacity for every map); map creation untimed\n";
   for (const auto& m : maps)
-    if (!m.unavailable.empty()) md += "- NOT MEASURED: " + m.label + ": " + m.unavailable + "\n";
+    if (!m.unavailable.empty()) md += cat({"- NOT MEASURED: ", m.label, ": ", m.unavailable, "\n"});
   md += "\nPaper's claims: GLHT 4-9x over the CPU lock-based hopscotch; 200-400x over the chained table with "
         "allocation; build and retrieve acceptable next to linear/quadratic probing and cuckoo.\n";
   std::vector<std::uint64_t> key_counts;
   for (const auto c : capacities) key_counts.push_back(static_cast<std::uint64_t>(static_load_factor * static_cast<double>(c)));
   if (wants("static")) {
-    md += "\n## Fig. 9: build speed (M keys/s)\n\n" + table(results, maps, "static", "build", "", key_counts, 0);
-    md += "\n## Fig. 10: retrieve speed (M keys/s)\n\n" + table(results, maps, "static", "retrieve", "", key_counts, 0);
+    md += cat({"\n## Fig. 9: build speed (M keys/s)\n\n", table(results, maps, "static", "build", "", key_counts, 0)});
+    md += cat({"\n## Fig. 10: retrieve speed (M keys/s)\n\n", table(results, maps, "static", "retrieve", "", key_counts, 0)});
   }
   int fig = 11;
   for (const auto& mix_text : po.mixes) {
@@ -545,9 +554,9 @@ int run_paper(const common_options& co_in, const paper_options& po) {
           break;
         }
     }
-    const std::string cmd = "python3 '" + script + "' '" + jsonl + "' -o '" + out_dir + "'";
+    const std::string cmd = cat({"python3 '", script, "' '", jsonl, "' -o '", out_dir, "'"});
     if (script.empty() || std::system(cmd.c_str()) != 0)
-      progress("WARNING: plots not drawn (needs python3 with matplotlib); run: python3 tools/plot_paper.py " + jsonl + " -o " + out_dir);
+      progress(cat({"WARNING: plots not drawn (needs python3 with matplotlib); run: python3 tools/plot_paper.py ", jsonl, " -o ", out_dir}));
   }
   progress(strf("warpkv-bench paper: %zu measurements in %.0f s; %s/paper.{jsonl,md}%s", results.size(), clock.seconds(),
                 out_dir.c_str(), check.ok() ? "" : "; some checks FAILED"));
