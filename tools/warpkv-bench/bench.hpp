@@ -32,6 +32,7 @@ struct static_options {
   std::vector<int> tiles{4};
   std::uint64_t keys = 0;  ///< 0: 2^22 on cuda, 2^16 on host
   std::vector<double> load_factors{0.5, 0.8, 0.9, 0.95};
+  std::vector<std::string> maps{"hopscotch"};  ///< hopscotch | cuckoo | chained-pool | chained-device
 };
 
 struct dynamic_options {
@@ -43,6 +44,7 @@ struct dynamic_options {
   bool large = false;  ///< add 1e7 and 1e8 operations (GPU sizes)
   std::vector<std::uint64_t> key_ranges{100, 1000, 10000, 100000};
   std::string prefill = "half";  ///< none | half
+  std::vector<std::string> maps{"hopscotch"};  ///< hopscotch | cuckoo | chained-pool | chained-device
 };
 
 struct demo_options {

@@ -87,6 +87,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
 
+  s->add_option("--map", st.maps, "Maps, comma-separated: hopscotch (per --tile), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"hopscotch", "cuckoo", "chained-pool", "chained-device"}))
+      ->capture_default_str();
+
   dynamic_options dy;
   std::vector<std::string> dy_ops, dy_ranges;
   auto* d = app.add_subcommand("dynamic", "One concurrent mixed batch (insert/erase/find) per mix and key range");
@@ -99,6 +104,11 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   d->add_option("--prefill", dy.prefill, "Before each batch: none, or half (a random half of [1, R])")
       ->check(CLI::IsMember({"none", "half"}))
+      ->capture_default_str();
+
+  d->add_option("--map", dy.maps, "Maps, comma-separated: hopscotch (per --tile), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"hopscotch", "cuckoo", "chained-pool", "chained-device"}))
       ->capture_default_str();
 
   demo_options de;

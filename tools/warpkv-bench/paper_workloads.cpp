@@ -34,7 +34,9 @@
 #include "bench.hpp"
 #include "session.hpp"
 #include "workload_inputs.hpp"
+#include "warpkv/chained/chained_map.hpp"
 #include "warpkv/cpu/hopscotch_map.hpp"
+#include "warpkv/cuckoo/cuckoo_map.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 #include "warpkv/open_addressing/linear_map.hpp"
 #include "warpkv/open_addressing/quadratic_map.hpp"
@@ -102,11 +104,21 @@ std::vector<double> measure_on(session& ss, bool host_only, int repeats, Setup&&
 
 // ---- drivers: how the runners construct each map type -------------------------------------------
 
+/// What a driver may need besides the capacity: the CPU map's threads, the chained pool's size
+/// (a node for every insert of the batch: Misra and Chaudhuri's pre-allocation) and the device heap
+/// of the per-insert-allocation chained map (set by the first such map of the process).
+struct make_context {
+  unsigned cpu_threads = 0;
+  std::uint64_t inserts = 0;
+  std::size_t heap_bytes = 0;
+};
+
 /// A GPU map with the shared bulk API (core/bulk_map.hpp), on the session's backend.
 template <class Map>
 struct bulk_driver {
   static constexpr bool host_only = false;
-  static std::unique_ptr<Map> make(session& ss, std::size_t capacity, double max_lf, unsigned) {
+  static constexpr bool time_construction = false;
+  static std::unique_ptr<Map> make(session& ss, std::size_t capacity, double max_lf, const make_context&) {
     typename Map::config_type cfg{};
     cfg.max_load_factor = max_lf;
     return std::make_unique<Map>(capacity, cfg, ss.ex());
@@ -118,13 +130,32 @@ struct bulk_driver {
 struct cpu_driver {
   using Map = warpkv::cpu::hopscotch_map<K, V>;
   static constexpr bool host_only = true;
-  static std::unique_ptr<Map> make(session&, std::size_t capacity, double max_lf, unsigned threads) {
+  static constexpr bool time_construction = false;
+  static std::unique_ptr<Map> make(session&, std::size_t capacity, double max_lf, const make_context& cx) {
     warpkv::cpu::hopscotch_config cfg;
     cfg.max_load_factor = max_lf;
-    cfg.threads = threads;
+    cfg.threads = cx.cpu_threads;
     return std::make_unique<Map>(capacity, cfg);
   }
   static execution where(session&) { return execution::host(); }
+};
+
+/// chained_map: a pre-allocated node pool with a node for every insert of the batch (untimed:
+/// "GPU chained without allocation"; or with its construction, which allocates the pool, inside
+/// the timed region: the paper's "GPU chained with allocation"), or one device malloc per insert.
+template <warpkv::chained_alloc Alloc, bool TimeConstruction>
+struct chained_driver {
+  using Map = warpkv::chained_map<K, V, Alloc, 1>;
+  static constexpr bool host_only = false;
+  static constexpr bool time_construction = TimeConstruction;
+  static std::unique_ptr<Map> make(session& ss, std::size_t capacity, double max_lf, const make_context& cx) {
+    warpkv::chained_config cfg;
+    cfg.max_load_factor = max_lf;
+    if (Alloc == warpkv::chained_alloc::pool) cfg.pool_nodes = static_cast<std::size_t>(std::max<std::uint64_t>(cx.inserts, 1));
+    if (cx.heap_bytes != 0) cfg.device_heap_bytes = cx.heap_bytes;
+    return std::make_unique<Map>(capacity, cfg, ss.ex());
+  }
+  static execution where(session& ss) { return ss.ex(); }
 };
 
 // ---- runners ---------------------------------------------------------------------------------------
@@ -143,7 +174,7 @@ measured run_static_map(session& ss, const static_case& c, checker& check, const
   buffer<status> st(n, ex);
   buffer<V> vout(n, ex);
   measured m;
-  auto map = Driver::make(ss, c.capacity, 1.0, 0);  // max load factor 1: the capacity is exactly C
+  auto map = Driver::make(ss, c.capacity, 1.0, make_context{});  // max load factor 1: the capacity is exactly C
   check.expect(map->capacity() == c.capacity, strf("%s: capacity %zu, wanted %llu", name.c_str(), map->capacity(),
                                                    static_cast<unsigned long long>(c.capacity)));
   std::uint64_t wrong_builds = 0;
@@ -153,7 +184,7 @@ measured run_static_map(session& ss, const static_case& c, checker& check, const
         if (map->rehash_count() > 0 || map->capacity() != c.capacity) {
           m.grew = true;
           map.reset();
-          map = Driver::make(ss, c.capacity, 1.0, 0);
+          map = Driver::make(ss, c.capacity, 1.0, make_context{});
         } else {
           map->clear();
         }
@@ -183,7 +214,7 @@ measured run_static_map(session& ss, const static_case& c, checker& check, const
 /// capacity for every map), median of the repeats; map creation is not timed.
 template <class Driver>
 measured run_dynamic_map(session& ss, const dynamic_case& c, checker& check, const std::string& name,
-                         unsigned cpu_threads) {
+                         const make_context& cx_in) {
   const execution ex = Driver::where(ss);
   const int repeats = ss.repeats(3);
   const std::size_t n = c.ops;
@@ -193,16 +224,21 @@ measured run_dynamic_map(session& ss, const dynamic_case& c, checker& check, con
   buffer<status> st(n, ex);
   buffer<V> vout(n, ex);
   measured m;
-  decltype(Driver::make(ss, 64, 0.85, cpu_threads)) map;
+  make_context cx = cx_in;
+  cx.inserts = static_cast<std::uint64_t>(std::count(c.op_codes.begin(), c.op_codes.end(), warpkv::op::insert));
+  decltype(Driver::make(ss, 64, 0.85, cx)) map;
   warpkv::batch_summary sum;
   const double lf = 0.85;
   m.ms = measure_on(
       ss, Driver::host_only, repeats,
       [&](int) {
         map.reset();
-        map = Driver::make(ss, c.range, lf, cpu_threads);
+        if (!Driver::time_construction) map = Driver::make(ss, c.range, lf, cx);
       },
-      [&](int) { sum = map->execute(ops_b.data(), keys_b.data(), values_b.data(), n, st.data(), vout.data()); });
+      [&](int) {
+        if (Driver::time_construction) map = Driver::make(ss, c.range, lf, cx);
+        sum = map->execute(ops_b.data(), keys_b.data(), values_b.data(), n, st.data(), vout.data());
+      });
   const auto s = statuses_of(st, n);
   std::vector<V> v(n);
   vout.copy_to_host(v.data(), n);
@@ -225,7 +261,7 @@ struct paper_map {
   bool in_static = false, in_dynamic = false;
   std::string unavailable;  ///< non-empty: not in this build, and why (no numbers are produced)
   std::function<measured(session&, const static_case&, checker&, std::vector<double>&)> run_static;
-  std::function<measured(session&, const dynamic_case&, checker&, unsigned)> run_dynamic;
+  std::function<measured(session&, const dynamic_case&, checker&, const make_context&)> run_dynamic;
 };
 
 template <class Driver>
@@ -238,13 +274,13 @@ paper_map entry(std::string id, std::string label, bool in_static, bool in_dynam
   m.run_static = [id](session& ss, const static_case& c, checker& check, std::vector<double>& retrieve_ms) {
     return run_static_map<Driver>(ss, c, check, id, retrieve_ms);
   };
-  m.run_dynamic = [id](session& ss, const dynamic_case& c, checker& check, unsigned threads) {
-    return run_dynamic_map<Driver>(ss, c, check, id, threads);
+  m.run_dynamic = [id](session& ss, const dynamic_case& c, checker& check, const make_context& cx) {
+    return run_dynamic_map<Driver>(ss, c, check, id, cx);
   };
   return m;
 }
 
-paper_map missing(std::string id, std::string label, bool in_static, bool in_dynamic, std::string why) {
+[[maybe_unused]] paper_map missing(std::string id, std::string label, bool in_static, bool in_dynamic, std::string why) {
   paper_map m;
   m.id = std::move(id);
   m.label = std::move(label);
@@ -260,13 +296,15 @@ std::vector<paper_map> paper_maps() {
   maps.push_back(entry<bulk_driver<warpkv::hopscotch_map<K, V, tile>>>("hopscotch_map", "GLHT (warpkv hopscotch_map, GPU)", true, true));
   maps.push_back(entry<bulk_driver<warpkv::linear_map<K, V, tile>>>("linear_map", "linear probing", true, false));
   maps.push_back(entry<bulk_driver<warpkv::quadratic_map<K, V, tile>>>("quadratic_map", "quadratic probing", true, false));
-  maps.push_back(missing("cuckoo_map", "cuckoo (CUDPP-style)", true, false,
-                         "cuckoo_map is not in this build yet (issue 5, branch cuckoo-chained)"));
+  maps.push_back(entry<bulk_driver<warpkv::cuckoo_map<K, V, tile>>>("cuckoo_map", "cuckoo (bucketed, CUDPP-style)", true, false));
   maps.push_back(entry<cpu_driver>("cpu_hopscotch_map", "CPU lock-based hopscotch (cpu::hopscotch_map)", false, true));
-  maps.push_back(missing("chained_map_prealloc", "GPU chained without allocation (pre-allocated pool, not timed)", false,
-                         true, "chained_map is not in this build yet (issue 5, branch cuckoo-chained)"));
-  maps.push_back(missing("chained_map_alloc", "GPU chained with allocation", false, true,
-                         "chained_map is not in this build yet (issue 5, branch cuckoo-chained)"));
+  using warpkv::chained_alloc;
+  maps.push_back(entry<chained_driver<chained_alloc::pool, false>>(
+      "chained_map_prealloc", "GPU chained without allocation (node pool allocated untimed)", false, true));
+  maps.push_back(entry<chained_driver<chained_alloc::pool, true>>(
+      "chained_map_alloc", "GPU chained with allocation (node pool allocation timed)", false, true));
+  maps.push_back(entry<chained_driver<chained_alloc::device, false>>(
+      "chained_map_malloc", "GPU chained, device malloc per insert", false, true));
   return maps;
 }
 
@@ -321,8 +359,8 @@ std::string table(const std::vector<result>& rs, const std::vector<paper_map>& m
     rule += "---:|";
   }
   if (dyn) {
-    out += " GLHT / CPU hopscotch | GLHT / chained with allocation |";
-    rule += "---:|---:|";
+    out += " GLHT / CPU hopscotch | GLHT / chained with allocation | GLHT / chained device malloc |";
+    rule += "---:|---:|---:|";
   }
   out += cat({"\n", rule, "\n"});
   for (const auto x : xs) {
@@ -331,9 +369,9 @@ std::string table(const std::vector<result>& rs, const std::vector<paper_map>& m
       out += cat({" ", m->unavailable.empty() ? cell(find_result(rs, part, m->id, operation, mix, x, ops)) : "n/a", " |"});
     if (dyn) {
       const auto* glht = find_result(rs, part, "hopscotch_map", operation, mix, x, ops);
-      for (const char* other : {"cpu_hopscotch_map", "chained_map_alloc"}) {
+      for (const char* other : {"cpu_hopscotch_map", "chained_map_alloc", "chained_map_malloc"}) {
         const auto* o = find_result(rs, part, other, operation, mix, x, ops);
-        out += (glht != nullptr && o != nullptr && o->mops() > 0) ? strf(" %.2fx |", glht->mops() / o->mops()) : " – |";
+        out += (glht != nullptr && o != nullptr && o->mops() > 0) ? strf(" %.3gx |", glht->mops() / o->mops()) : " – |";
       }
     }
     out += "\n";
@@ -462,6 +500,19 @@ int run_paper(const common_options& co_in, const paper_options& po) {
   }
 
   // ---- 2. and 3. dynamic mixes ----
+  // The device heap of the per-insert-allocation chained map, set once by the first such map: room for
+  // a node per operation of the largest batch and per key of the largest range, twice over.
+  make_context cx;
+  cx.cpu_threads = cpu_threads;
+  {
+    std::uint64_t most_ops = dyn_ops, most_range = 0;
+    for (const auto o : large_ops) most_ops = std::max(most_ops, o);
+    for (const auto r : po.key_ranges) most_range = std::max(most_range, r);
+    for (const auto r : large_ranges) most_range = std::max(most_range, r);
+    const double want = 2.0 * static_cast<double>(most_ops + most_range) *
+                        static_cast<double>(sizeof(typename warpkv::chained_map<K, V, warpkv::chained_alloc::device, 1>::node_type) + 16);
+    cx.heap_bytes = static_cast<std::size_t>(std::clamp(want, 1073741824.0, 17179869184.0));
+  }
   const auto run_part = [&](const std::string& part, const std::vector<std::uint64_t>& ranges,
                             const std::vector<std::uint64_t>& op_counts) {
     for (const auto& mix_text : po.mixes) {
@@ -486,7 +537,7 @@ int run_paper(const common_options& co_in, const paper_options& po) {
             announce(strf("%s %s mix=%s R=%s ops=%s", part.c_str(), pm.id.c_str(), mix.name().c_str(),
                           fmt_count(range).c_str(), fmt_count(ops).c_str()));
             const std::size_t failures_before = check.failures.size();
-            const measured m = pm.run_dynamic(ss, c, check, cpu_threads);
+            const measured m = pm.run_dynamic(ss, c, check, cx);
             const bool ok = check.failures.size() == failures_before;
             result r{part, pm.id, pm.label, "mixed", mix.name(), 0, range, ops, summarize(m.ms).median_ms, ok};
             record rec = record_for(r, m, pm);

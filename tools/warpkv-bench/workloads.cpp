@@ -5,6 +5,8 @@
 // Instantiated map types (keep this set small, nvcc is slow):
 //   hopscotch_map<uint32_t, uint32_t, T> for T in {1, 4, 8, 32}
 //   hopscotch_map<uint64_t, uint64_t, 4>
+//   cuckoo_map<K, K, 4>, chained_map<K, K, pool, 1>, chained_map<K, K, device, 1> for K in {uint32_t, uint64_t}
+//   (--map cuckoo, chained-pool, chained-device: the issue-5 baselines, one tile size each)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench.hpp"
@@ -25,6 +28,8 @@
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/status.hpp"
+#include "warpkv/chained/chained_map.hpp"
+#include "warpkv/cuckoo/cuckoo_map.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 
 namespace warpkv_bench {
@@ -40,8 +45,6 @@ using warpkv::status;
 constexpr double ceiling_find_gops = 28.0;
 constexpr double ceiling_insert_gops = 13.0;
 
-/// Throws unless (key_bits, value_bits, tile) is an instantiated map type.
-void check_built(int key_bits, int value_bits, int tile);
 
 /// Runs f.template operator()<K, V, T>() for the instantiated map types.
 template <class F>
@@ -65,17 +68,108 @@ void dispatch(int key_bits, int value_bits, int tile, F&& f) {
                            key_bits, value_bits, tile));
 }
 
-struct no_work {
-  template <class K, class V, int T>
+
+// ---- the map selection (--map): hopscotch over the built tiles, the baselines once each ------
+
+/// Tile sizes of the baselines (one each: nvcc is slow). The chained maps walk lists with one lane.
+constexpr int cuckoo_bench_tile = 4;
+constexpr int chained_bench_tile = 1;
+
+/// Runs f.template operator()<Map>() for map `name` ("hopscotch", "cuckoo", "chained-pool",
+/// "chained-device"): hopscotch once per tile in `tiles`, the others once with their tile size.
+template <class F>
+void dispatch_map(const std::string& name, int key_bits, int value_bits, const std::vector<int>& tiles, F&& f) {
+  using u32 = std::uint32_t;
+  using u64 = std::uint64_t;
+  using warpkv::chained_alloc;
+  if (name == "hopscotch") {
+    for (const int tile : tiles)
+      dispatch(key_bits, value_bits, tile, [&]<class K, class V, int T>() { f.template operator()<warpkv::hopscotch_map<K, V, T>>(); });
+    return;
+  }
+  const bool w32 = key_bits == 32 && value_bits == 32, w64 = key_bits == 64 && value_bits == 64;
+  if (w32 || w64) {
+    if (name == "cuckoo") {
+      if (w32) return f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>();
+      return f.template operator()<warpkv::cuckoo_map<u64, u64, cuckoo_bench_tile>>();
+    }
+    if (name == "chained-pool") {
+      if (w32) return f.template operator()<warpkv::chained_map<u32, u32, chained_alloc::pool, chained_bench_tile>>();
+      return f.template operator()<warpkv::chained_map<u64, u64, chained_alloc::pool, chained_bench_tile>>();
+    }
+    if (name == "chained-device") {
+      if (w32) return f.template operator()<warpkv::chained_map<u32, u32, chained_alloc::device, chained_bench_tile>>();
+      return f.template operator()<warpkv::chained_map<u64, u64, chained_alloc::device, chained_bench_tile>>();
+    }
+  }
+  throw warpkv::error(warpkv::errc::unsupported,
+                      strf("warpkv-bench: map %s with u%d/u%d is not built; cuckoo, chained-pool and chained-device "
+                           "are built for u32/u32 and u64/u64 (tile %d, %d and %d)",
+                           name.c_str(), key_bits, value_bits, cuckoo_bench_tile, chained_bench_tile, chained_bench_tile));
+}
+
+struct no_map_work {
+  template <class Map>
   void operator()() const {}
 };
-void check_built(int key_bits, int value_bits, int tile) { dispatch(key_bits, value_bits, tile, no_work{}); }
+/// Throws unless map `name` is built for these key/value widths (and, for hopscotch, tiles).
+void check_map_built(const std::string& name, int key_bits, int value_bits, const std::vector<int>& tiles) {
+  dispatch_map(name, key_bits, value_bits, tiles, no_map_work{});
+}
+
+/// Map-specific configuration of a benchmark run that must hold `keys` keys (or take `keys` inserts).
+void prepare_config(warpkv::hopscotch_config&, std::uint64_t) {}
+void prepare_config(warpkv::cuckoo_config&, std::uint64_t) {}
+/// The chained pool gets a node for every insert the run may make, allocated before the timing
+/// (Misra and Chaudhuri's pre-allocation, GLHT's "chained without allocation").
+void prepare_config(warpkv::chained_config& c, std::uint64_t keys) { c.pool_nodes = static_cast<std::size_t>(keys); }
+
+/// Device heap for chained-device runs: room for a node per operation of the largest batch and
+/// per key of the largest range, twice over (allocator overhead), at least 1 GiB, at most 16 GiB.
+/// The first such map of the process sets it (cudaLimitMallocHeapSize is fixed afterwards).
+std::size_t dyo_heap_bytes(const dynamic_options& dyo, std::size_t node_bytes) {
+  double most = 0;
+  for (const double o : dyo.ops) most = std::max(most, o);
+  std::uint64_t range = 0;
+  for (const auto r : dyo.key_ranges) range = std::max(range, r);
+  const double want = 2.0 * (most + static_cast<double>(range)) * static_cast<double>(node_bytes + 16);
+  return static_cast<std::size_t>(std::clamp(want, 1073741824.0, 17179869184.0));
+}
+
+void describe_config(record& r, const warpkv::hopscotch_config& c) {
+  r.set("neighborhood", c.neighborhood).set("hop_word_bytes", sizeof(std::uint64_t));
+}
+void describe_config(record& r, const warpkv::cuckoo_config& c) {
+  r.set("hash_functions", c.hash_functions).set("bucket_slots", 4).set("max_chain", c.max_chain);
+  r.set("eviction_attempts", c.eviction_attempts);
+}
+void describe_config(record& r, const warpkv::chained_config& c) {
+  r.set("pool_nodes_config", c.pool_nodes).set("device_heap_bytes", c.device_heap_bytes);
+}
+
+/// Bytes of the table's storage (for bytes-per-key figures).
+template <class K, class V, int T>
+std::size_t table_bytes(const warpkv::hopscotch_map<K, V, T>& m) {
+  return m.capacity() * (sizeof(typename warpkv::hopscotch_map<K, V, T>::slot_type) + sizeof(std::uint64_t));
+}
+template <class K, class V, int T>
+std::size_t table_bytes(const warpkv::cuckoo_map<K, V, T>& m) {
+  return m.capacity() * sizeof(typename warpkv::cuckoo_map<K, V, T>::slot_type) +
+         m.capacity() / warpkv::cuckoo_map<K, V, T>::bucket_slots * sizeof(std::uint32_t);
+}
+template <class K, class V, warpkv::chained_alloc A, int T>
+std::size_t table_bytes(const warpkv::chained_map<K, V, A, T>& m) {
+  const std::size_t nodes = A == warpkv::chained_alloc::pool ? m.pool_nodes() : m.size();
+  return m.capacity() * sizeof(std::uint64_t) + nodes * sizeof(typename warpkv::chained_map<K, V, A, T>::node_type);
+}
 
 // ---- static: bulk insert, then finds, at exact load factors --------------------------------
 
-template <class K, class V, int T>
+template <class map_t>
 bool run_static_config(session& ss, const static_options& so, std::uint64_t n_requested) {
-  using map_t = warpkv::hopscotch_map<K, V, T>;
+  using K = typename map_t::key_type;
+  using V = typename map_t::mapped_type;
+  constexpr int T = map_t::tile_size;
   const execution& ex = ss.ex();
   const int repeats = ss.repeats(5);
   const std::uint64_t capacity =
@@ -92,7 +186,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     key_generator<K>::check_range(2 * static_cast<std::uint64_t>(sets) * capacity, "--keys");
     std::mt19937_64 rng(ss.options().seed + 7);
     checker check;
-    const std::string cfg_name = strf("static %s T=%d lf=%.2f n=%llu C=%llu", type_name<K, V>().c_str(), T, lf,
+    const std::string cfg_name = strf("static %s %s T=%d lf=%.2f n=%llu C=%llu", map_t::map_name, type_name<K, V>().c_str(), T, lf,
                                       static_cast<unsigned long long>(n), static_cast<unsigned long long>(capacity));
 
     // Insert sets: distinct keys (counters [s*C, s*C+n)); keys of set p kept on the host.
@@ -117,8 +211,9 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
       vout.emplace_back(n, ex);
     }
 
-    warpkv::hopscotch_config cfg;
+    typename map_t::config_type cfg;
     cfg.max_load_factor = 1.0;  // capacity C exactly; the load factor is then n / C
+    prepare_config(cfg, n);
     auto map = std::make_unique<map_t>(capacity, cfg, ex);
     check.expect(map->capacity() == capacity, strf("%s: capacity() is %zu, wanted %llu", cfg_name.c_str(),
                                                    map->capacity(), static_cast<unsigned long long>(capacity)));
@@ -219,15 +314,16 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     std::string line = cfg_name + ":";
     const auto report = [&](const char* operation, const std::vector<double>& ms, double ceiling) {
       record r = ss.base("static");
-      r.set("operation", operation).set("map", "hopscotch_map").set("key_bits", 8 * sizeof(K));
+      r.set("operation", operation).set("map", map_t::map_name).set("key_bits", 8 * sizeof(K));
       r.set("value_bits", 8 * sizeof(V)).set("tile", T).set("config", type_name<K, V>() + " T=" + std::to_string(T));
       r.set("keys_requested", n_requested).set("keys", n).set("capacity", capacity).set("load_factor", lf);
       r.set("actual_load_factor", static_cast<double>(n) / static_cast<double>(capacity));
       r.set("final_capacity", map->capacity()).set("grew", grew).set("rehash_count", map->rehash_count());
-      r.set("neighborhood", cfg.neighborhood).set("max_load_factor_config", cfg.max_load_factor);
+      describe_config(r, cfg);
+      r.set("max_load_factor_config", cfg.max_load_factor);
       r.set("repeats", repeats).set("input_sets", sets);
-      r.set("slot_bytes", slot_bytes).set("hop_word_bytes", sizeof(std::uint64_t));
-      r.set("table_bytes", map->capacity() * (slot_bytes + sizeof(std::uint64_t)));
+      r.set("slot_bytes", slot_bytes);
+      r.set("table_bytes", table_bytes(*map));
       const timing_stats t = summarize(ms);
       add_timing(r, t, n);
       r.set("ceiling_gops", ceiling).set("ceiling_note", "H100 reference: random 32-byte reads (find), 8-byte CAS (insert)");
@@ -251,9 +347,11 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
 
 // ---- dynamic: one concurrent mixed batch --------------------------------------------------
 
-template <class K, class V, int T>
+template <class map_t>
 bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
-  using map_t = warpkv::hopscotch_map<K, V, T>;
+  using K = typename map_t::key_type;
+  using V = typename map_t::mapped_type;
+  constexpr int T = map_t::tile_size;
   const execution& ex = ss.ex();
   const int repeats = ss.repeats(3);
   const int last = ss.last_run(repeats);
@@ -280,7 +378,7 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
 
       for (const double ops_d : dyo.ops) {
         const auto n = static_cast<std::size_t>(ops_d);
-        const std::string cfg_name = strf("dynamic %s T=%d mix=%s R=%llu ops=%zu", type_name<K, V>().c_str(), T,
+        const std::string cfg_name = strf("dynamic %s %s T=%d mix=%s R=%llu ops=%zu", map_t::map_name, type_name<K, V>().c_str(), T,
                                           mix.name().c_str(), static_cast<unsigned long long>(range), n);
         if (n >= 10000000) progress(cfg_name + ": generating and running...");
         const int sets = ss.input_sets(n * (1 + sizeof(K) + sizeof(V)), 2);
@@ -312,7 +410,10 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
           vout.emplace_back(n, ex);
         }
 
-        warpkv::hopscotch_config cfg;  // defaults: max load factor 0.9, so R keys always fit
+        typename map_t::config_type cfg;  // defaults: R keys always fit
+        prepare_config(cfg, pre.size() + n);  // chained pool: a node for every possible insert
+        if constexpr (std::is_same_v<typename map_t::config_type, warpkv::chained_config>)
+          cfg.device_heap_bytes = dyo_heap_bytes(dyo, sizeof(typename map_t::node_type));
         std::unique_ptr<map_t> map;
         warpkv::batch_summary last_sum;
         const auto ms = ss.measure(
@@ -343,12 +444,13 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
         const bool grew = map->rehash_count() > 0;
 
         record r = ss.base("dynamic");
-        r.set("operation", "mixed").set("map", "hopscotch_map").set("key_bits", 8 * sizeof(K));
+        r.set("operation", "mixed").set("map", map_t::map_name).set("key_bits", 8 * sizeof(K));
         r.set("value_bits", 8 * sizeof(V)).set("tile", T).set("config", type_name<K, V>() + " T=" + std::to_string(T));
         r.set("mix", mix.name()).set("insert_pct", mix.insert).set("erase_pct", mix.erase).set("find_pct", mix.find);
         r.set("key_range", range).set("ops", n).set("prefill", dyo.prefill).set("prefill_keys", pre.size());
         r.set("capacity", map->capacity()).set("grew", grew).set("rehash_count", map->rehash_count());
         r.set("repeats", repeats).set("input_sets", sets).set("fresh_map_per_repeat", true);
+        describe_config(r, cfg);
         for (int k = 0; k < warpkv::num_status_kinds; ++k)
           r.set(std::string("status_") + std::string(warpkv::to_string(static_cast<status>(k))), count[k]);
         const timing_stats t = summarize(ms);
@@ -369,27 +471,23 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
 // ---- entry points -------------------------------------------------------------------------
 
 int run_static(const common_options& co, const static_options& so) {
-  for (const int tile : so.tiles) check_built(so.key_bits, so.value_bits, tile);
+  for (const auto& m : so.maps) check_map_built(m, so.key_bits, so.value_bits, so.tiles);
   session ss(co);
   const std::uint64_t n = so.keys != 0 ? so.keys : (ss.cuda() ? (std::uint64_t{1} << 22) : (std::uint64_t{1} << 16));
   bool ok = true;
-  for (const int tile : so.tiles)
-    dispatch(so.key_bits, so.value_bits, tile, [&]<class K, class V, int T>() {
-      ok = run_static_config<K, V, T>(ss, so, n) && ok;
-    });
+  for (const auto& m : so.maps)
+    dispatch_map(m, so.key_bits, so.value_bits, so.tiles, [&]<class Map>() { ok = run_static_config<Map>(ss, so, n) && ok; });
   if (!ok) progress("warpkv-bench static: some checks FAILED");
   return ok ? 0 : 1;
 }
 
 int run_dynamic(const common_options& co, const dynamic_options& dyo) {
   for (const auto& m : dyo.mixes) (void)parse_mix(m);  // reject bad arguments before any work
-  for (const int tile : dyo.tiles) check_built(dyo.key_bits, dyo.value_bits, tile);
+  for (const auto& m : dyo.maps) check_map_built(m, dyo.key_bits, dyo.value_bits, dyo.tiles);
   session ss(co);
   bool ok = true;
-  for (const int tile : dyo.tiles)
-    dispatch(dyo.key_bits, dyo.value_bits, tile, [&]<class K, class V, int T>() {
-      ok = run_dynamic_config<K, V, T>(ss, dyo) && ok;
-    });
+  for (const auto& m : dyo.maps)
+    dispatch_map(m, dyo.key_bits, dyo.value_bits, dyo.tiles, [&]<class Map>() { ok = run_dynamic_config<Map>(ss, dyo) && ok; });
   if (!ok) progress("warpkv-bench dynamic: some checks FAILED");
   return ok ? 0 : 1;
 }

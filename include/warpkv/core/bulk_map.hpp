@@ -16,6 +16,10 @@
 //   void prepare_inserts(std::size_t n);       // before a batch of n inserts: reserve(size_ + n)
 //   void on_batch(const batch_summary&);       // after each launch of a mutating batch: nothing
 //   void maintain();                           // after a mutating call: keep the load factor
+// A map whose storage is not one slot array (chained_map: bucket heads and nodes) also replaces
+//   void rehash_to(std::size_t capacity);      // rebuild into `capacity` (reserve, rehash, growth)
+//   std::size_t retrieve_all(key_type*, mapped_type*) const;  // collect the live entries
+// (the base calls both through the derived type).
 //
 // Guarantees of the bulk calls (each map's header adds its own):
 //  - every operation of a batch runs concurrently with the others;
@@ -154,10 +158,10 @@ class bulk_map_base {
   /// Makes room for n keys without passing the maximum load factor.
   void reserve(std::size_t n) {
     const std::size_t need = capacity_for(n);
-    if (need > capacity_) rehash_to(need);
+    if (need > capacity_) self().rehash_to(need);
   }
   /// Rebuilds the table with at least `capacity` slots (never fewer than the keys need).
-  void rehash(std::size_t capacity) { rehash_to(std::max(capacity_for(size_), round_capacity(capacity))); }
+  void rehash(std::size_t capacity) { self().rehash_to(std::max(capacity_for(size_), round_capacity(capacity))); }
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
   std::size_t retrieve_all(key_type* keys_out, mapped_type* values_out) const {
@@ -166,7 +170,7 @@ class bulk_map_base {
   std::pair<std::vector<key_type>, std::vector<mapped_type>> retrieve_all() const {
     buffer<key_type> k(std::max<std::size_t>(size_, 1), ex_);
     buffer<mapped_type> v(std::max<std::size_t>(size_, 1), ex_);
-    const std::size_t n = retrieve_all(k.data(), v.data());
+    const std::size_t n = self().retrieve_all(k.data(), v.data());
     std::vector<key_type> keys(n);
     std::vector<mapped_type> values(n);
     k.copy_to_host(keys.data(), n);
@@ -319,7 +323,7 @@ class bulk_map_base {
   /// under another).
   void grow(std::uint64_t pending) {
     const bool loaded = load_factor() >= 0.5 * cfg_.max_load_factor;
-    rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
+    self().rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
   }
 
 };

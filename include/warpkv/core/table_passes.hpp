@@ -26,6 +26,22 @@ void for_each_index(const execution& ex, std::size_t n, const Fn& fn) {
   launch<1>(ex, n, simple_body<Fn>{fn});
 }
 
+/// Index i: words[i] = value (lock words, list heads, side arrays of a fresh table).
+template <class T>
+struct fill_fn {
+  T* words;
+  T value;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t i) const {
+    words[i] = value;
+  }
+};
+
+template <class T>
+void fill_words(const execution& ex, T* words, std::size_t n, T value) {
+  for_each_index(ex, n, fill_fn<T>{words, value});
+}
+
 /// Index i: slot i becomes empty (the ref's layout says how).
 template <class Ref>
 struct init_slot_fn {

@@ -1,0 +1,213 @@
+#pragma once
+// warpkv::chained_map: the Misra-Chaudhuri lock-free chained hash table for the GPU (and host
+// threads): Murmur3 into a power-of-two array of bucket heads, each a lock-free sorted list
+// (Harris-Michael: logical deletion by a mark bit, physical unlinking by later traversals).
+// Two ways to get nodes, as in the GLHT paper's experiments (the Alloc parameter):
+//  - chained_alloc::pool: a node array allocated by the host before the batch; an insert takes
+//    the next node with one atomic add. When the pool is used up the insert reports full and
+//    the bulk API rebuilds the table into a fresh pool big enough for the live keys and the
+//    pending inserts (twice that), which also reclaims the nodes of erased keys.
+//  - chained_alloc::device: one allocation per insert, device malloc on the GPU (its heap is
+//    cudaLimitMallocHeapSize: the constructor raises it to config.device_heap_bytes, which is
+//    only possible before the process's first kernel that calls malloc), operator new on the
+//    host backend. A null allocation reports full; the bulk API then rebuilds (freeing erased
+//    nodes) and retries, and throws errc::capacity when the heap cannot hold the live keys.
+// Reclamation rule: a node is freed or reused only between batches (clear, rebuild, the
+// destructor), never while operations run, since readers may still hold erased nodes.
+//
+// What it guarantees (argument and linearization points: docs/design/chained.md):
+//  - Every operation of a batch runs concurrently with the others and is linearizable; a key is
+//    in at most one live node. Finds are wait-free, inserts and erases lock-free.
+//  - No insert is lost (full -> rebuild and re-run of exactly the full operations).
+//  - The empty key (default: the largest key) gets status::invalid_key, as in every warpkv map
+//    (a chained table needs no sentinel, but the maps share one contract).
+//  - capacity() is the number of buckets; max_load_factor bounds keys per bucket (default 1).
+// The bulk API, its span overloads and its waiting rules are those of every warpkv map
+// (core/bulk_map.hpp).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "warpkv/chained/chained_ref.hpp"
+#include "warpkv/chained/detail/list_passes.hpp"
+#include "warpkv/core/bulk_map.hpp"
+#include "warpkv/core/table_passes.hpp"
+
+namespace warpkv {
+
+struct chained_config {
+  double max_load_factor = 1.0;       ///< keys per bucket the table grows before passing, (0, 1]
+  std::size_t pool_nodes = 0;         ///< chained_alloc::pool: nodes of the first pool; 0 = one per bucket
+  std::size_t device_heap_bytes = std::size_t{1} << 30;  ///< chained_alloc::device on cuda: the least
+                                      ///< cudaLimitMallocHeapSize wanted (0: leave it as it is)
+  std::uint64_t seed = 0;             ///< hash seed
+  bool throw_on_invalid_key = false;  ///< throw warpkv::error(invalid_key) after a batch that held the sentinel
+};
+
+template <hash_key Key, map_value Value, chained_alloc Alloc = chained_alloc::pool, int TileSize = 1>
+class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, TileSize>,
+                                                 chained_ref<Key, Value, Alloc>, chained_config, TileSize> {
+  using base = detail::bulk_map_base<chained_map, chained_ref<Key, Value, Alloc>, chained_config, TileSize>;
+  friend base;
+
+ public:
+  using typename base::ref_type;
+  using node_type = typename ref_type::node_type;
+  static constexpr chained_alloc allocation = Alloc;
+  static constexpr const char* map_name = Alloc == chained_alloc::pool ? "chained_map(pool)" : "chained_map(device)";
+
+  /// A map with room for at least `capacity_hint` keys at the configured maximum load factor.
+  explicit chained_map(std::size_t capacity_hint, chained_config cfg = {}, execution ex = execution::automatic(),
+                       Key empty_key = default_empty_key<Key>)
+      : base(cfg, ex, empty_key, empty_key) {
+    if constexpr (Alloc == chained_alloc::device) raise_device_heap(ex, cfg.device_heap_bytes);
+    pool_used_ = buffer<unsigned long long>(1, ex);
+    retired_ = buffer<std::uint64_t>(1, ex);
+    build(this->capacity_for(capacity_hint), cfg.pool_nodes);
+  }
+  chained_map(chained_map&&) noexcept = default;
+  chained_map& operator=(chained_map&&) = delete;
+  chained_map(const chained_map&) = delete;
+  chained_map& operator=(const chained_map&) = delete;
+  ~chained_map() {
+    try {
+      free_nodes();
+      synchronize(this->ex_);
+    } catch (...) {  // destructors must not throw; a CUDA failure surfaces at the next call
+    }
+  }
+
+  /// The device view, for user kernels. Invalidated by any call that may rebuild the table.
+  [[nodiscard]] ref_type ref() const {
+    return ref_type(heads_.data(), this->capacity_, this->empty_, this->seed_, pool_.data(), pool_.size(),
+                    pool_used_.data(), retired_.data());
+  }
+  /// Nodes of the current pool (chained_alloc::pool; 0 for device allocation).
+  [[nodiscard]] std::size_t pool_nodes() const { return pool_.size(); }
+  /// Pool nodes handed out since the last rebuild (live, erased, or taken by an insert that
+  /// then found its key). Copies one counter from the backend.
+  [[nodiscard]] std::size_t pool_used() const {
+    unsigned long long used = 0;
+    pool_used_.copy_to_host(&used, 1);
+    return static_cast<std::size_t>(std::min<unsigned long long>(used, pool_.size()));
+  }
+
+  /// Writes all live entries to keys_out/values_out (backend memory, room for size()); returns the count.
+  std::size_t retrieve_all(Key* keys_out, Value* values_out) const {
+    buffer<unsigned long long> count(1, this->ex_);
+    const unsigned long long zero = 0;
+    count.copy_from_host(&zero, 1);
+    detail::for_each_index(this->ex_, this->capacity_,
+                           detail::collect_list_fn<node_type, Key, Value>{heads_.data(), keys_out, values_out, count.data()});
+    unsigned long long n = 0;
+    count.copy_to_host(&n, 1);
+    return static_cast<std::size_t>(n);
+  }
+  using base::retrieve_all;
+
+  /// Debug aid: every list sorted, every key in its bucket, live keys unique, no busy bit left,
+  /// size() live keys. Returns the first violation or "". Call between batches only.
+  [[nodiscard]] std::string validate() const {
+    buffer<unsigned long long> c(4, this->ex_);
+    const std::array<unsigned long long, 4> zeros{};
+    c.copy_from_host(zeros.data(), zeros.size());
+    detail::for_each_index(this->ex_, this->capacity_,
+                           detail::check_list_fn<node_type>{heads_.data(), this->capacity_ - 1, this->seed_, c.data()});
+    std::array<unsigned long long, 4> h{};
+    c.copy_to_host(h.data(), h.size());
+    if (h[2] != 0) return "bucket " + std::to_string(h[3] - 1) + "'s list is broken (order, bucket, duplicate or busy bit)";
+    if (h[0] != this->size_)
+      return "lists hold " + std::to_string(h[0]) + " live keys but size() is " + std::to_string(this->size_);
+    return {};
+  }
+
+ private:
+  // ---- hooks of bulk_map_base ------------------------------------------------------------
+  /// clear(): every node goes (freed or back to the pool); the buckets stay.
+  void reset_table(bool) {
+    free_nodes();
+    detail::fill_words<std::uint64_t>(this->ex_, heads_.data(), heads_.size(), 0);
+    reset_counters();
+  }
+  void on_batch(const batch_summary& s) { last_full_ = s[status::full]; }
+  /// Rebuild into `capacity` buckets: collect the live entries, drop every node, re-insert
+  /// them into fresh lists (and a fresh pool sized for them and the pending inserts).
+  void rehash_to(std::size_t capacity) {
+    const std::size_t n = this->size_;
+    buffer<Key> keys(std::max<std::size_t>(n, 1), this->ex_);
+    buffer<Value> values(std::max<std::size_t>(n, 1), this->ex_);
+    const std::size_t got = retrieve_all(keys.data(), values.data());
+    if (got != n)
+      throw error(errc::capacity, std::string("warpkv: ") + map_name + " found " + std::to_string(got) +
+                                      " live keys while rebuilding, expected " + std::to_string(n));
+    const std::size_t wanted_pool = 2 * (n + static_cast<std::size_t>(last_full_));
+    free_nodes();
+    build(capacity, wanted_pool);
+    ++this->rehashes_;
+    if (n == 0) return;
+    buffer<status> st(n, this->ex_);
+    const auto s = launch_batch<TileSize>(
+        this->ex_, n, detail::insert_op<ref_type, Key, Value>{ref(), keys.data(), values.data(), false}, st.data());
+    if (s[status::inserted] != n)
+      throw error(errc::out_of_memory, std::string("warpkv: ") + map_name + " could re-insert only " +
+                                           std::to_string(s[status::inserted]) + " of " + std::to_string(n) +
+                                           " keys while rebuilding (device heap too small? see device_heap_bytes)");
+  }
+
+  /// Fresh bucket array of `capacity` heads; pool: a fresh pool of at least `pool_hint` nodes.
+  void build(std::size_t capacity, std::size_t pool_hint) {
+    heads_ = buffer<std::uint64_t>(capacity, this->ex_);
+    this->capacity_ = capacity;
+    detail::fill_words<std::uint64_t>(this->ex_, heads_.data(), capacity, 0);
+    if constexpr (Alloc == chained_alloc::pool) {
+      const std::size_t want = std::max({capacity, pool_hint, this->cfg_.pool_nodes});
+      if (want != pool_.size()) pool_ = buffer<node_type>(want, this->ex_);
+    }
+    reset_counters();
+  }
+  void reset_counters() {
+    const unsigned long long zero = 0;
+    const std::uint64_t null = 0;
+    pool_used_.copy_from_host(&zero, 1);
+    retired_.copy_from_host(&null, 1);
+  }
+  /// Device allocation: frees every node, linked or retired. Pool nodes need nothing.
+  void free_nodes() {
+    if constexpr (Alloc == chained_alloc::device) {
+      if (heads_.data() == nullptr) return;  // moved from
+      detail::for_each_index(this->ex_, this->capacity_ + 1,
+                             detail::free_lists_fn<node_type>{heads_.data(), this->capacity_, retired_.data()});
+      reset_counters();
+    }
+  }
+
+  static void raise_device_heap(const execution& ex, std::size_t bytes) {
+#if WARPKV_HAS_CUDA
+    if (ex.where != backend::cuda || bytes == 0) return;
+    std::size_t now = 0;
+    WARPKV_CUDA_CHECK(cudaDeviceGetLimit(&now, cudaLimitMallocHeapSize));
+    if (now >= bytes) return;
+    const cudaError_t e = cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw error(errc::cuda, "warpkv: chained_map could not raise cudaLimitMallocHeapSize from " + std::to_string(now) +
+                                  " to " + std::to_string(bytes) + " bytes (device_heap_bytes): " + cudaGetErrorString(e) +
+                                  "; the limit can only change before the first kernel that calls malloc");
+    }
+#else
+    (void)ex;
+    (void)bytes;
+#endif
+  }
+
+  buffer<std::uint64_t> heads_;
+  buffer<node_type> pool_;
+  buffer<unsigned long long> pool_used_;  // pool nodes handed out since the last rebuild
+  buffer<std::uint64_t> retired_;         // device allocation: top of the retired stack
+  std::uint64_t last_full_ = 0;
+};
+
+}  // namespace warpkv

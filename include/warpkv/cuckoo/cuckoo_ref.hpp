@@ -1,0 +1,341 @@
+#pragma once
+// cuckoo_ref: the device-side view of a cuckoo_map, usable inside user kernels with a
+// cooperative tile (every lane calls the same method with the same arguments and gets the same
+// result; any tile size works, the tile reads a bucket's slots together).
+//
+// Guarantees (argument and linearization points: docs/design/cuckoo.md):
+//  - every operation is linearizable; a key is stored at most once;
+//  - a key lives in one of its d (2 or 3) candidate buckets of bucket_slots slots each;
+//  - find/contains never write: they read the candidate buckets between two reads of the
+//    buckets' version words and retry when a writer changed one meanwhile (seqlock); with
+//    4-byte keys and values a hit needs no validation;
+//  - insert, insert_or_assign and erase lock the key's candidate buckets (in bucket order, so
+//    no deadlock); an eviction moves one key at a time between two of its buckets under both
+//    buckets' locks, so a key is never out of the table while it moves;
+//  - status::full means eviction_attempts random-walk eviction chains of at most max_chain
+//    moves found no room: the table holds the same keys and values as before for this key
+//    (moves do not change the abstract map). The bulk API then rehashes with a new seed (and
+//    more room when loaded) and retries; a device caller decides.
+#include <cstddef>
+#include <cstdint>
+
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/key_value.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/core/tile.hpp"
+#include "warpkv/cuckoo/detail/bucket_layout.hpp"
+
+namespace warpkv {
+
+template <hash_key Key, map_value Value>
+class cuckoo_ref {
+ public:
+  using key_type = Key;
+  using mapped_type = Value;
+  using key_bits = storage_bits_t<sizeof(Key)>;
+  using value_bits = storage_bits_t<sizeof(Value)>;
+  using layout = detail::cuckoo_slot_layout<key_bits, value_bits>;
+  using slot_type = typename layout::slot;
+  /// Slots per bucket: 4 (one 32-byte sector with 4-byte keys and values).
+  static constexpr unsigned bucket_slots = 4;
+  /// Most candidate buckets per key, and the longest eviction chain a ref may be asked for.
+  static constexpr unsigned max_hash_functions = 3;
+  static constexpr unsigned max_chain_limit = 64;
+
+  cuckoo_ref() = default;
+  /// `locks`: one version word per bucket (capacity / bucket_slots), even when unlocked.
+  cuckoo_ref(slot_type* slots, std::uint32_t* locks, std::size_t capacity, unsigned hash_functions, Key empty_key,
+             std::uint64_t seed, unsigned max_chain, unsigned eviction_attempts)
+      : slots_(slots),
+        locks_(locks),
+        bucket_mask_(capacity / bucket_slots - 1),
+        d_(hash_functions),
+        empty_(to_bits(empty_key)),
+        max_chain_(max_chain < max_chain_limit ? max_chain : max_chain_limit),
+        attempts_(eviction_attempts) {
+    for (unsigned i = 0; i < max_hash_functions; ++i) seeds_[i] = fmix64(seed + 0x9e3779b97f4a7c15ull * (i + 1));
+  }
+
+  WARPKV_HD std::size_t capacity() const { return (bucket_mask_ + 1) * bucket_slots; }
+  WARPKV_HD std::size_t buckets() const { return bucket_mask_ + 1; }
+  WARPKV_HD unsigned hash_functions() const { return d_; }
+  WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
+  /// Candidate bucket i (< hash_functions()) of key k.
+  WARPKV_HD std::size_t bucket(Key k, unsigned i) const { return bucket_bits(to_bits(k), i); }
+
+  // Slot layout, for the whole-table passes (core/table_passes.hpp).
+  WARPKV_HD static key_bits stored_key(const slot_type& s) { return layout::key_of(s); }
+  WARPKV_HD static value_bits stored_value(const slot_type& s) { return layout::value_of(s); }
+  WARPKV_HD static void init_slot(slot_type& s, Key empty_key) { layout::init(s, to_bits(empty_key)); }
+
+  /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert(const Tile& t, Key k, Value v) const {
+    if (to_bits(k) == empty_) return status::invalid_key;
+    if (find(t, k, nullptr) == status::found) return status::found;  // no lock for a present key
+    return locked_write(t, to_bits(k), to_bits(v), write_kind::insert);
+  }
+  /// Inserts (k, v) or replaces k's value: inserted, assigned, full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
+    if (to_bits(k) == empty_) return status::invalid_key;
+    return locked_write(t, to_bits(k), to_bits(v), write_kind::upsert);
+  }
+  /// erased, not_found, invalid_key.
+  template <class Tile>
+  WARPKV_HD status erase(const Tile& t, Key k) const {
+    if (to_bits(k) == empty_) return status::invalid_key;
+    if (find(t, k, nullptr) == status::not_found) return status::not_found;  // a validated miss
+    return locked_write(t, to_bits(k), value_bits{0}, write_kind::erase);
+  }
+  template <class Tile>
+  WARPKV_HD status contains(const Tile& t, Key k) const {
+    return find(t, k, nullptr);
+  }
+
+  /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
+  /// Every lane reads the d version words (acquire), then its share of the d buckets' slots, then
+  /// (after an acquire fence) the version words again; a miss counts only when every lane saw
+  /// every version even and unchanged. A packed hit is its own proof (the slot's one word held k).
+  template <class Tile>
+  WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
+    constexpr unsigned T = Tile::size();
+    const key_bits kb = to_bits(k);
+    if (kb == empty_) return status::invalid_key;
+    const unsigned rank = t.thread_rank();
+    std::size_t b[max_hash_functions];
+    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    if constexpr (layout::packed) {
+      // Fast path: one sector. Inserts prefer the first bucket on ties, so at moderate load most
+      // keys sit there, and a packed hit is its own proof.
+      bool hit = false;
+      value_bits val = 0;
+      for (unsigned s = rank; s < bucket_slots; s += T) {
+        const auto e = layout::load(slot_at(b[0], s), memory_order::relaxed);
+        if (e.key == kb) hit = true, val = e.value;
+      }
+      const std::uint32_t hits = t.ballot(hit);
+      if (hits != 0) return report_hit(t, val, hits, out);
+    }
+    for (int attempt = 0;; ++attempt) {
+      std::uint32_t v[max_hash_functions];
+      for (unsigned i = 0; i < d_; ++i) v[i] = lock_ref(b[i]).load(memory_order::acquire);
+      bool hit = false;
+      value_bits val = 0;
+      for (unsigned i = 0; i < d_; ++i) {
+        for (unsigned s = rank; s < bucket_slots; s += T) {
+          const auto e = layout::load(slot_at(b[i], s), memory_order::relaxed);
+          if (e.key == kb) hit = true, val = e.value;
+        }
+      }
+      if constexpr (layout::packed) {
+        const std::uint32_t hits = t.ballot(hit);
+        if (hits != 0) return report_hit(t, val, hits, out);
+      }
+      atomic_thread_fence(memory_order::acquire);
+      bool stable = true;
+      for (unsigned i = 0; i < d_; ++i) stable = stable && (v[i] & 1u) == 0 && lock_ref(b[i]).load(memory_order::relaxed) == v[i];
+      if (t.all(stable)) {
+        const std::uint32_t hits = t.ballot(hit);
+        if (hits != 0) return report_hit(t, val, hits, out);
+        return status::not_found;
+      }
+      backoff(attempt);  // a writer held or changed one of the buckets: read again
+    }
+  }
+
+ private:
+  enum class write_kind : int { insert, upsert, erase };
+
+  template <class Tile>
+  WARPKV_HD static status report_hit(const Tile& t, value_bits val, std::uint32_t hits, Value* out) {
+    val = t.shfl(val, static_cast<unsigned>(lowest_lane(hits)));
+    if (out != nullptr) *out = from_bits<Value>(val);
+    return status::found;
+  }
+
+  WARPKV_HD std::size_t bucket_bits(key_bits kb, unsigned i) const {
+    return static_cast<std::size_t>(hash_bits(kb, seeds_[i])) & bucket_mask_;
+  }
+  WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
+  WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
+
+  // ---- writers: one lane (the tile's lane 0) runs them; the others wait for the status -----
+
+  template <class Tile>
+  WARPKV_HD status locked_write(const Tile& t, key_bits kb, value_bits vb, write_kind kind) const {
+    int r = 0;
+    if (t.thread_rank() == 0) r = static_cast<int>(write_one(kb, vb, kind));
+    return static_cast<status>(t.shfl(r, 0));
+  }
+
+  /// Takes bucket b's lock: its version goes from even v to odd v + 1.
+  WARPKV_HD void lock(std::size_t b) const {
+    for (int attempt = 0;; ++attempt) {
+      std::uint32_t v = lock_ref(b).load(memory_order::relaxed);
+      if ((v & 1u) == 0 && lock_ref(b).compare_exchange(v, v + 1, memory_order::acquire)) return;
+      backoff(attempt);
+    }
+  }
+  /// Releases bucket b's lock: its version becomes even again, one step past the locked value.
+  WARPKV_HD void unlock(std::size_t b) const { lock_ref(b).fetch_add(1, memory_order::release); }
+  /// Orders a writer's slot stores after its lock words turned odd (a reader that sees one of
+  /// those stores then sees the odd or a later version on its second read).
+  WARPKV_HD static void writer_fence() { atomic_thread_fence(memory_order::acq_rel); }
+
+  /// The distinct buckets of b[0..n) in increasing order (the lock order); returns how many.
+  WARPKV_HD static unsigned lock_order(const std::size_t* b, unsigned n, std::size_t* u) {
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      bool seen = false;
+      for (unsigned j = 0; j < m; ++j) seen = seen || u[j] == b[i];
+      if (seen) continue;
+      unsigned j = m++;
+      for (; j > 0 && u[j - 1] > b[i]; --j) u[j] = u[j - 1];
+      u[j] = b[i];
+    }
+    return m;
+  }
+
+  /// Under the locks of its buckets: where kb lives (slot index), or -1.
+  WARPKV_HD long locate_locked(const std::size_t* b, key_bits kb) const {
+    for (unsigned i = 0; i < d_; ++i)
+      for (unsigned s = 0; s < bucket_slots; ++s)
+        if (layout::load(slot_at(b[i], s), memory_order::relaxed).key == kb)
+          return static_cast<long>(b[i] * bucket_slots + s);
+    return -1;
+  }
+  /// A free slot of bucket b (its index in the table), or -1.
+  WARPKV_HD long free_slot(std::size_t b) const {
+    for (unsigned s = 0; s < bucket_slots; ++s)
+      if (layout::load(slot_at(b, s), memory_order::relaxed).key == empty_) return static_cast<long>(b * bucket_slots + s);
+    return -1;
+  }
+  WARPKV_HD unsigned free_count(std::size_t b) const {
+    unsigned n = 0;
+    for (unsigned s = 0; s < bucket_slots; ++s) n += layout::load(slot_at(b, s), memory_order::relaxed).key == empty_;
+    return n;
+  }
+
+  /// One lane: the whole write under the key's bucket locks, with eviction when its buckets are full.
+  WARPKV_HD status write_one(key_bits kb, value_bits vb, write_kind kind) const {
+    std::size_t b[max_hash_functions];
+    std::size_t u[max_hash_functions];
+    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    const unsigned n = lock_order(b, d_, u);
+    for (unsigned attempt = 0;; ++attempt) {
+      for (unsigned i = 0; i < n; ++i) lock(u[i]);
+      writer_fence();
+      status result = status::full;
+      const long at = locate_locked(b, kb);
+      if (at >= 0) {
+        // Linearization points (all under the key's locks, so no other write of kb interleaves):
+        if (kind == write_kind::erase) {
+          layout::store(slots_[at], empty_, 0, memory_order::relaxed);  // kb leaves the table
+          result = status::erased;
+        } else if (kind == write_kind::upsert) {
+          layout::store_value(slots_[at], kb, vb, memory_order::relaxed);  // the new value is kb's
+          result = status::assigned;
+        } else {
+          result = status::found;  // the locks prove kb present now
+        }
+      } else if (kind == write_kind::erase) {
+        result = status::not_found;
+      } else {
+        // The free slot of the emptiest candidate bucket (spreads keys; first bucket on ties).
+        long best = -1;
+        unsigned most = 0;
+        for (unsigned i = 0; i < d_; ++i) {
+          const unsigned f = free_count(b[i]);
+          if (f > most) most = f, best = free_slot(b[i]);
+        }
+        if (best >= 0) {
+          layout::store(slots_[best], kb, vb, memory_order::relaxed);  // linearization point of the insert
+          result = status::inserted;
+        }
+      }
+      for (unsigned i = n; i-- > 0;) unlock(u[i]);
+      if (result != status::full) return result;
+      if (attempt >= attempts_) return status::full;
+      // Every candidate bucket was full: evict along a chain that starts at one of them, then
+      // look again (a concurrent insert may take the room first: that costs an attempt).
+      make_room(b[attempt % d_], kb, attempt);
+    }
+  }
+
+  struct chain_step {
+    std::size_t bucket;  // where the key sat when the chain was planned
+    unsigned slot;
+    key_bits key;
+  };
+
+  /// One lane, no lock held on entry: plans a random-walk chain of at most max_chain moves from
+  /// bucket `start` to a bucket with a free slot, reading without locks, then carries it out from
+  /// its far end, one move at a time under the two buckets' locks, each move re-checked. Returns
+  /// whether `start` got a free slot.
+  WARPKV_HD bool make_room(std::size_t start, key_bits kb, unsigned attempt) const {
+    chain_step path[max_chain_limit];
+    std::uint64_t rng = fmix64(static_cast<std::uint64_t>(kb) * 0x9e3779b97f4a7c15ull + attempt + 1);
+    std::size_t x = start;
+    unsigned len = 0;
+    bool open = false;
+    for (unsigned tries = 0; tries < 2 * max_chain_; ++tries) {
+      if (free_slot(x) >= 0) {
+        open = true;
+        break;
+      }
+      if (len == max_chain_) break;
+      rng = fmix64(rng + 1);
+      const unsigned s = static_cast<unsigned>(rng % bucket_slots);
+      const key_bits victim = layout::load(slot_at(x, s), memory_order::relaxed).key;
+      if (victim == empty_) continue;  // freed meanwhile: the next look finds it
+      // Another candidate bucket of the victim, from a random first choice.
+      std::size_t y = x;
+      const unsigned first = static_cast<unsigned>((rng >> 32) % d_);
+      for (unsigned j = 0; j < d_ && y == x; ++j) y = bucket_bits(victim, (first + j) % d_);
+      if (y == x) continue;  // all of the victim's buckets are this one: pick another victim
+      path[len++] = chain_step{x, s, victim};
+      x = y;
+    }
+    if (!open) return false;
+    for (unsigned i = len; i-- > 0;)
+      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;
+    return true;
+  }
+
+  /// One lane: moves step.key from its slot in step.bucket to a free slot of bucket `to` (another
+  /// of its candidate buckets) under both locks. False when the plan no longer holds.
+  WARPKV_HD bool move(const chain_step& step, std::size_t to) const {
+    const std::size_t from = step.bucket;
+    const std::size_t lo = from < to ? from : to, hi = from < to ? to : from;
+    lock(lo);
+    lock(hi);
+    writer_fence();
+    slot_type& src = slot_at(from, step.slot);
+    const auto e = layout::load(src, memory_order::relaxed);
+    const long dst = free_slot(to);
+    const bool ok = e.key == step.key && dst >= 0;
+    if (ok) {
+      // The key is in both buckets for a moment, then only in `to`; both are locked, so no
+      // write of this key interleaves, and a reader that saw either bucket change retries.
+      layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);
+      layout::store(src, empty_, 0, memory_order::relaxed);
+    }
+    unlock(hi);
+    unlock(lo);
+    return ok;
+  }
+
+  slot_type* slots_ = nullptr;
+  std::uint32_t* locks_ = nullptr;
+  std::size_t bucket_mask_ = 0;
+  unsigned d_ = 3;
+  key_bits empty_ = 0;
+  std::uint64_t seeds_[max_hash_functions] = {};
+  unsigned max_chain_ = 32;
+  unsigned attempts_ = 8;
+};
+
+}  // namespace warpkv

@@ -1,0 +1,199 @@
+// chained_map (both allocation modes): the shared typed suite, plus tests aimed at a lock-free
+// chained table's own hazards: long lists in one bucket under concurrent inserts, erases and
+// finds (sorted order, unlinking of marked nodes), hot keys, a node pool that runs out inside
+// the ref (full) and through the bulk API (rebuild into a fresh pool, no lost insert), and
+// erase/insert churn whose erased nodes are reclaimed by rebuilds instead of growing the pool
+// without bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../common/hot_keys.hpp"
+#include "../common/map_suite.hpp"
+#include "warpkv/chained/chained_map.hpp"
+#include "warpkv/core/batch.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+// cudaLimitMallocHeapSize can only change before the process's first kernel that calls malloc:
+// construct one device-allocation map before any test runs, so its constructor raises the limit.
+class DeviceHeapEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    std::string why;
+    if (const auto ex = test_execution(&why)) {
+      chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1> first(64, {}, *ex);
+    }
+  }
+};
+[[maybe_unused]] ::testing::Environment* const device_heap_environment =
+    ::testing::AddGlobalTestEnvironment(new DeviceHeapEnvironment);
+
+using Maps = ::testing::Types<chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 1>,
+                              chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1>,
+                              chained_map<std::uint64_t, std::uint64_t, chained_alloc::pool, 2>,
+                              chained_map<std::int64_t, double, chained_alloc::device, 1>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Chained, MapSuite, Maps);
+
+using pool32 = chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 1>;
+using heap32 = chained_map<std::uint32_t, std::uint32_t, chained_alloc::device, 1>;
+
+template <class Map>
+class ChainedLists : public ::testing::Test {};
+using Both = ::testing::Types<pool32, heap32>;
+TYPED_TEST_SUITE(ChainedLists, Both);
+
+/// Keys that all hash to bucket `b` of this map's current table.
+template <class Map>
+std::vector<std::uint32_t> keys_in_bucket(const Map& m, std::size_t b, std::size_t count) {
+  std::vector<std::uint32_t> out;
+  const auto r = m.ref();
+  for (std::uint32_t k = 1; out.size() < count; ++k)
+    if (r.bucket(k) == b) out.push_back(k);
+  return out;
+}
+
+// One bucket holds a list of a few hundred keys; batches insert, erase and find them all at once,
+// so inserts land next to nodes being marked and unlinked. Every batch is linearizable per key
+// and the list stays sorted with unique live keys.
+TYPED_TEST(ChainedLists, OneLongListUnderConcurrentWriters) {
+  WARPKV_TEST_EXECUTION(ex);
+  chained_config cfg;
+  cfg.pool_nodes = 1 << 16;  // no rebuild: the list itself is under test
+  TypeParam map(512, cfg, ex);  // more buckets than keys: no growth either
+  const std::size_t range = std::max<std::size_t>(40, static_cast<std::size_t>(300 * test_scale()));
+  const auto keys = keys_in_bucket(map, 7, range);
+  std::mt19937_64 rng(11);
+  std::unordered_map<std::uint32_t, std::uint32_t> state;
+  std::uint32_t next = 1;
+  const std::size_t n = std::max<std::size_t>(400, static_cast<std::size_t>(3000 * test_scale()));
+  for (int batch = 0; batch < 6; ++batch) {
+    std::vector<op> ops(n);
+    std::vector<std::uint32_t> k(n), v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto r = rng() % 100;
+      ops[i] = r < 35 ? (r % 2 ? op::insert : op::insert_or_assign) : r < 70 ? op::erase : op::find;
+      k[i] = keys[rng() % keys.size()];
+      v[i] = next++;
+    }
+    std::vector<std::uint32_t> out;
+    const auto st = map.execute(ops, k, v, out);
+    auto [rk, rv] = map.retrieve_all();
+    std::unordered_map<std::uint32_t, std::uint32_t> after;
+    for (std::size_t i = 0; i < rk.size(); ++i) ASSERT_TRUE(after.emplace(rk[i], rv[i]).second);
+    const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, k, v, st, out, state, after);
+    ASSERT_FALSE(verdict.has_value()) << "batch " << batch << ": " << *verdict;
+    ASSERT_EQ(map.validate(), "");
+    state = after;
+  }
+  EXPECT_EQ(map.rehash_count(), 0u);
+}
+
+// Many tiles insert, upsert, erase and find three keys at once (tests/common/hot_keys.hpp).
+TYPED_TEST(ChainedLists, RacingWritersOnTheSameKeys) {
+  WARPKV_TEST_EXECUTION(ex);
+  TypeParam map(256, {}, ex);
+  race_on_hot_keys(map, 3, std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale())), 6);
+}
+
+// Insert/erase churn over few keys: every successful insert takes a node and erased nodes are
+// not reused while a batch runs, yet rebuilds reclaim them, so the pool (or the device heap)
+// stays bounded by one batch's inserts, never by the history.
+TYPED_TEST(ChainedLists, ChurnIsReclaimedByRebuilds) {
+  WARPKV_TEST_EXECUTION(ex);
+  TypeParam map(64, {}, ex);
+  std::mt19937_64 rng(5);
+  std::unordered_map<std::uint32_t, std::uint32_t> state;
+  const std::size_t n = std::max<std::size_t>(300, static_cast<std::size_t>(2000 * test_scale()));
+  std::uint32_t next = 1;
+  for (int b = 0; b < 20; ++b) {
+    std::vector<op> ops(n);
+    std::vector<std::uint32_t> keys(n), values(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ops[i] = rng() % 2 ? op::insert : op::erase;
+      keys[i] = make_key<std::uint32_t>(1 + rng() % 50);
+      values[i] = next++;
+    }
+    std::vector<std::uint32_t> out;
+    const auto st = map.execute(ops, keys, values, out);
+    auto [k, v] = map.retrieve_all();
+    std::unordered_map<std::uint32_t, std::uint32_t> after;
+    for (std::size_t i = 0; i < k.size(); ++i) after.emplace(k[i], v[i]);
+    const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, keys, values, st, out, state, after);
+    ASSERT_FALSE(verdict.has_value()) << "batch " << b << ": " << *verdict;
+    ASSERT_EQ(map.validate(), "");
+    state = after;
+    if constexpr (TypeParam::allocation == chained_alloc::pool) {
+      ASSERT_LE(map.pool_nodes(), 4 * n + 256) << "batch " << b;
+    }
+    ASSERT_LE(map.capacity(), detail::round_capacity(2 * n)) << "batch " << b;
+  }
+  map.clear();
+  EXPECT_EQ(map.size(), 0u);
+  ASSERT_EQ(map.validate(), "");
+}
+
+// Inside the ref nothing grows: a pool of 64 nodes takes exactly 64 of 100 distinct keys and
+// reports the rest full, leaving the lists holding exactly the keys reported inserted.
+TEST(ChainedPool, RefReportsFullWhenThePoolIsUsedUp) {
+  WARPKV_TEST_EXECUTION(ex);
+  pool32 map(64, {}, ex);
+  ASSERT_EQ(map.pool_nodes(), 64u);
+  const std::size_t n = 100;
+  std::vector<std::uint32_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<std::uint32_t>(i + 1);
+  auto k = buffer<std::uint32_t>::from_host(keys, ex);
+  buffer<status> st(n, ex);
+  const auto summary = launch_batch<pool32::tile_size>(
+      ex, n, detail::insert_op<pool32::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
+      st.data());
+  EXPECT_EQ(summary[status::inserted], 64u);
+  EXPECT_EQ(summary[status::full], n - 64);
+  EXPECT_EQ(map.pool_used(), 64u);
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(keys, out);
+  const auto sv = st.to_vector();
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(fs[i], sv[i] == status::inserted ? status::found : status::not_found);
+    if (fs[i] == status::found) {
+      ASSERT_EQ(out[i], keys[i]);
+    }
+  }
+  // Through the bulk API the same inserts all succeed: the map rebuilds into a bigger pool.
+  pool32 bulk(64, {}, ex);
+  for (auto s : bulk.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+  EXPECT_GT(bulk.rehash_count(), 0u);
+  EXPECT_GE(bulk.pool_nodes(), n);
+  EXPECT_EQ(bulk.size(), n);
+  ASSERT_EQ(bulk.validate(), "");
+  // An explicit pool size (and buckets for the keys): no rebuild for the same inserts.
+  chained_config cfg;
+  cfg.pool_nodes = 4 * n;
+  pool32 big(128, cfg, ex);  // enough buckets for the keys: no reserve either
+  for (auto s : big.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+  EXPECT_EQ(big.rehash_count(), 0u);
+  EXPECT_EQ(big.pool_used(), n);
+}
+
+TEST(ChainedPool, BadInputIsRefused) {
+  WARPKV_TEST_EXECUTION(ex);
+  chained_config cfg;
+  cfg.max_load_factor = 0.0;
+  EXPECT_THROW(pool32(100, cfg, ex), warpkv::error);
+  // A custom empty key: 0 is refused, the maximum becomes an ordinary key.
+  heap32 custom(100, {}, ex, 0u);
+  const std::vector<std::uint32_t> k{0u, 0xffffffffu};
+  const auto st = custom.insert(k, k);
+  EXPECT_EQ(st[0], status::invalid_key);
+  EXPECT_EQ(st[1], status::inserted);
+  ASSERT_EQ(custom.validate(), "");
+  EXPECT_THROW(custom.insert(std::vector<std::uint32_t>{1, 2}, std::vector<std::uint32_t>{1}), warpkv::error);
+}
+
+}  // namespace
+}  // namespace warpkv::testing

@@ -1,0 +1,56 @@
+#pragma once
+// Racing writers on a handful of keys, for any map of the typed suite: many tiles insert, upsert,
+// erase and find the same few keys in one batch, several batches in a row. Checks that exactly
+// one insert of each key wins in the first batch, that no key is ever stored twice, and that
+// every batch is linearizable per key.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "backend.hpp"
+#include "linearizability.hpp"
+#include "map_suite.hpp"
+
+namespace warpkv::testing {
+
+template <class Map>
+void race_on_hot_keys(Map& map, std::size_t hot_count, std::size_t n, int rounds) {
+  using K = typename Map::key_type;
+  using V = typename Map::mapped_type;
+  std::vector<K> hot(hot_count);
+  for (std::size_t i = 0; i < hot_count; ++i) hot[i] = make_key<K>(i + 1);
+  std::unordered_map<K, V> state;
+  std::uint64_t next = 1;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<op> ops(n);
+    std::vector<K> keys(n);
+    std::vector<V> values(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = hot[i % hot.size()];
+      values[i] = make_value<V>(next++);
+      ops[i] = round < 2 ? (i % 2 ? op::insert : op::insert_or_assign)
+                         : (i % 4 == 0 ? op::erase : i % 4 == 1 ? op::find : i % 4 == 2 ? op::insert : op::insert_or_assign);
+    }
+    std::vector<V> out;
+    const auto st = map.execute(ops, keys, values, out);
+    if (round == 0) {
+      for (const K key : hot) {
+        long wins = 0;
+        for (std::size_t i = 0; i < n; ++i) wins += keys[i] == key && st[i] == status::inserted;
+        EXPECT_EQ(wins, 1) << "key " << +key;
+      }
+    }
+    auto [k, v] = map.retrieve_all();
+    std::unordered_map<K, V> after;
+    for (std::size_t i = 0; i < k.size(); ++i) ASSERT_TRUE(after.emplace(k[i], v[i]).second) << "a key is stored twice";
+    const auto verdict = check_linearizable<K, V>(ops, keys, values, st, out, state, after);
+    ASSERT_FALSE(verdict.has_value()) << "round " << round << ": " << *verdict;
+    ASSERT_EQ(map.validate(), "");
+    state = after;
+  }
+}
+
+}  // namespace warpkv::testing

@@ -1,0 +1,194 @@
+// cuckoo_map: the shared typed suite, plus tests aimed at cuckoo hashing's own hazards: keys
+// must be found while eviction chains move them between buckets, one key inserted by many
+// tiles at once is stored once, a table whose chains fail reports full through the ref and
+// grows through the bulk API, both hash-function counts, and bad configurations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "../common/hot_keys.hpp"
+#include "../common/map_suite.hpp"
+#include "warpkv/core/batch.hpp"
+#include "warpkv/cuckoo/cuckoo_map.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+// Host tiles of several lanes are slow on a 2-core CI machine (each lane is a thread): the
+// bench's type (u32/u32, 4 lanes) runs the suite; other widths run it with one lane, and the race
+// tests below add a 2-lane tile (a bucket read in two rounds).
+using Maps = ::testing::Types<cuckoo_map<std::uint32_t, std::uint32_t, 4>, cuckoo_map<std::uint64_t, std::uint64_t, 1>,
+                              cuckoo_map<std::int32_t, float, 1>, cuckoo_map<std::int64_t, double, 1>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Cuckoo, MapSuite, Maps);
+
+using cuckoo32 = cuckoo_map<std::uint32_t, std::uint32_t, 4>;
+using cuckoo64 = cuckoo_map<std::uint64_t, std::uint64_t, 2>;
+using cuckoo32_lane = cuckoo_map<std::uint32_t, std::uint32_t, 1>;  // same table, one-lane tiles: cheap on host
+
+template <class Map>
+class CuckooRaces : public ::testing::Test {};
+using Both = ::testing::Types<cuckoo32, cuckoo64>;
+TYPED_TEST_SUITE(CuckooRaces, Both);
+
+template <class K>
+std::vector<K> iota_keys(std::size_t n, std::size_t from = 1) {
+  std::vector<K> k(n);
+  for (std::size_t i = 0; i < n; ++i) k[i] = make_key<K>(from + i);
+  return k;
+}
+
+// A table filled close to its limit, then one batch that mixes finds of the resident keys with
+// inserts of new ones: the inserts run eviction chains that move resident keys between their
+// buckets while the finds look for them. Every find must hit with the key's value.
+TYPED_TEST(CuckooRaces, FindsNeverMissKeysThatEvictionsMove) {
+  using K = typename TypeParam::key_type;
+  using V = typename TypeParam::mapped_type;
+  WARPKV_TEST_EXECUTION(ex);
+  const std::size_t n_res = std::max<std::size_t>(400, static_cast<std::size_t>(4000 * test_scale()));
+  for (unsigned d : {2u, 3u}) {
+    cuckoo_config cfg;
+    cfg.max_load_factor = 1.0;
+    cfg.hash_functions = d;
+    TypeParam map(n_res, cfg, ex);
+    const std::size_t cap = map.capacity();
+    const std::size_t resident = static_cast<std::size_t>(0.6 * static_cast<double>(cap));
+    const std::size_t fresh = static_cast<std::size_t>((d == 3 ? 0.3 : 0.2) * static_cast<double>(cap));
+    const auto keys = iota_keys<K>(resident + fresh);
+    std::vector<V> values(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) values[i] = static_cast<V>(i * 7 + 3);
+    map.insert(std::span<const K>(keys).first(resident), std::span<const V>(values).first(resident));
+    ASSERT_EQ(map.size(), resident);
+    std::vector<op> ops;
+    std::vector<K> k;
+    std::vector<V> v;
+    std::mt19937_64 rng(d);
+    for (std::size_t round = 0; round < 3; ++round)
+      for (std::size_t i = 0; i < resident; ++i) ops.push_back(op::find), k.push_back(keys[i]), v.push_back(0);
+    for (std::size_t i = resident; i < keys.size(); ++i) ops.push_back(op::insert), k.push_back(keys[i]), v.push_back(values[i]);
+    std::vector<std::size_t> order(ops.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<op> o2;
+    std::vector<K> k2;
+    std::vector<V> v2;
+    for (std::size_t i : order) o2.push_back(ops[i]), k2.push_back(k[i]), v2.push_back(v[i]);
+    std::vector<V> out;
+    const auto st = map.execute(o2, k2, v2, out);
+    std::unordered_map<K, V> want;
+    for (std::size_t i = 0; i < keys.size(); ++i) want[keys[i]] = values[i];
+    for (std::size_t i = 0; i < o2.size(); ++i) {
+      if (o2[i] == op::find) {
+        ASSERT_EQ(st[i], status::found) << "d=" << d << " key " << +k2[i];
+        ASSERT_EQ(out[i], want[k2[i]]);
+      } else {
+        ASSERT_EQ(st[i], status::inserted);
+      }
+    }
+    ASSERT_EQ(map.size(), keys.size());
+    ASSERT_EQ(map.validate(), "");
+    EXPECT_EQ(map.rehash_count(), 0u) << "d=" << d << ": the test wants evictions, not growth";
+  }
+}
+
+// Many tiles insert, upsert, erase and find three keys at once (tests/common/hot_keys.hpp).
+TYPED_TEST(CuckooRaces, RacingWritersOnTheSameKeys) {
+  WARPKV_TEST_EXECUTION(ex);
+  TypeParam map(256, {}, ex);
+  race_on_hot_keys(map, 3, std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale())), 6);
+}
+
+// Inside the device ref nothing grows: a tiny table (16 buckets of 4) takes at most its 64 slots
+// and reports the rest full, and exactly the keys reported inserted are there.
+TEST(CuckooRef, ReportsFullWhenChainsFail) {
+  WARPKV_TEST_EXECUTION(ex);
+  cuckoo_config cfg;
+  cfg.max_load_factor = 1.0;
+  cuckoo32 map(64, cfg, ex);
+  ASSERT_EQ(map.capacity(), 64u);
+  const std::size_t n = 100;
+  const auto keys = iota_keys<std::uint32_t>(n);
+  auto k = buffer<std::uint32_t>::from_host(keys, ex);
+  buffer<status> st(n, ex);
+  const auto summary = launch_batch<cuckoo32::tile_size>(
+      ex, n, detail::insert_op<cuckoo32::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
+      st.data());
+  EXPECT_LE(summary[status::inserted], 64u);
+  EXPECT_GE(summary[status::inserted], 40u) << "evictions should fill most of a tiny table";
+  EXPECT_EQ(summary[status::inserted] + summary[status::full], n);
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(keys, out);
+  const auto sv = st.to_vector();
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(fs[i], sv[i] == status::inserted ? status::found : status::not_found);
+    if (fs[i] == status::found) {
+      ASSERT_EQ(out[i], keys[i]);
+    }
+  }
+  // The bulk API turns full into growth and keeps every key.
+  cuckoo32 grown(64, cfg, ex);
+  for (auto s : grown.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+  EXPECT_GT(grown.rehash_count(), 0u);
+  EXPECT_EQ(grown.size(), n);
+  ASSERT_EQ(grown.validate(), "");
+}
+
+// With evictions a cuckoo table fills far beyond what its keys' first buckets allow: 3 hash
+// functions reach 0.95 and 2 reach 0.85 of a fixed table without growing.
+TEST(CuckooRef, EvictionsReachHighLoadWithoutGrowth) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const auto& [d, lf] : {std::pair{3u, 0.95}, std::pair{2u, 0.85}}) {
+    cuckoo_config cfg;
+    cfg.max_load_factor = 1.0;
+    cfg.hash_functions = d;
+    cuckoo32_lane map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    const std::size_t cap = map.capacity();
+    const auto keys = iota_keys<std::uint32_t>(static_cast<std::size_t>(lf * static_cast<double>(cap)));
+    for (auto s : map.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+    EXPECT_EQ(map.capacity(), cap) << "d=" << d;
+    EXPECT_EQ(map.rehash_count(), 0u) << "d=" << d;
+    ASSERT_EQ(map.validate(), "");
+    // A key never sits outside its buckets, and every bucket's key count is at most 4: checked by
+    // validate(); here also that erasing half and re-inserting them keeps the table consistent.
+    const std::vector<std::uint32_t> half(keys.begin(), keys.begin() + static_cast<long>(keys.size() / 2));
+    for (auto s : map.erase(half)) ASSERT_EQ(s, status::erased);
+    for (auto s : map.insert(half, half)) ASSERT_EQ(s, status::inserted);
+    std::vector<std::uint32_t> out;
+    const auto fs = map.find(keys, out);
+    for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
+TEST(CuckooRef, BadConfigurationsAreRefused) {
+  WARPKV_TEST_EXECUTION(ex);
+  const auto expect_invalid = [&](auto change) {
+    cuckoo_config cfg;
+    change(cfg);
+    try {
+      cuckoo32 m(100, cfg, ex);
+      FAIL() << "expected warpkv::error";
+    } catch (const warpkv::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument);
+    }
+  };
+  expect_invalid([](cuckoo_config& c) { c.hash_functions = 1; });
+  expect_invalid([](cuckoo_config& c) { c.hash_functions = 4; });
+  expect_invalid([](cuckoo_config& c) { c.max_chain = 0; });
+  expect_invalid([](cuckoo_config& c) { c.max_chain = 65; });
+  expect_invalid([](cuckoo_config& c) { c.eviction_attempts = 0; });
+  expect_invalid([](cuckoo_config& c) { c.max_load_factor = 0.0; });
+  // A custom empty key: 0 is refused, the maximum becomes an ordinary key.
+  cuckoo32 custom(100, {}, ex, 0u);
+  const std::vector<std::uint32_t> k{0u, 0xffffffffu};
+  const auto st = custom.insert(k, k);
+  EXPECT_EQ(st[0], status::invalid_key);
+  EXPECT_EQ(st[1], status::inserted);
+  ASSERT_EQ(custom.validate(), "");
+}
+
+}  // namespace
+}  // namespace warpkv::testing
