@@ -85,11 +85,27 @@ struct kmeans_options {
   double tol = 0;           ///< 0: exactly --iters iterations
 };
 
+struct paper_options {
+  std::string out_dir;                               ///< empty: bench/results/paper-<backend>
+  std::uint64_t max_keys = 0;                        ///< static: largest key count; 0: 2^25 cuda, 2^12 host
+  std::vector<std::string> parts{"static", "dynamic", "large"};
+  std::vector<std::string> mixes{"20,20,60", "40,40,20"};
+  std::vector<std::uint64_t> key_ranges{100, 1000, 10000, 100000};
+  std::uint64_t ops = 0;                             ///< operations per batch of part 2; 0: 1e5 cuda, 1e4 host
+  std::vector<std::uint64_t> large_ops;              ///< part 3; empty: 1e7,1e8 cuda, 5e4 host
+  std::vector<std::uint64_t> large_key_ranges;       ///< part 3; empty: 1e5,1e7 cuda, 1e5 host
+  unsigned cpu_threads = 0;                          ///< cpu::hopscotch_map threads; 0: hardware threads
+  bool plots = true;                                 ///< draw PNGs with tools/plot_paper.py
+  std::string plot_script;                           ///< empty: tools/plot_paper.py here or in the source tree
+};
+
 /// Entry points (workloads.cpp). They return the process exit code: non-zero when a
 /// verification failed. Errors of the library or the inputs are thrown.
 int run_static(const common_options&, const static_options&);
 int run_dynamic(const common_options&, const dynamic_options&);
 int run_demo(const common_options&, const demo_options&);
+/// The GLHT paper's experiments: static, dynamic and large mixes over every map (paper_workloads.cpp).
+int run_paper(const common_options&, const paper_options&);
 /// warpkv::stm vs locks and atomics, the papers' bank, bitonic sort (stm_workloads.cpp).
 int run_stm(const common_options&, const stm_options&);
 

@@ -175,6 +175,28 @@ int main(int argc, char** argv) {
   kms->add_option("--centroids-out", km.centroids_out, "Comparison mode: write float32 centroids here");
   kms->add_option("--tol", km.tol, "Comparison mode: relative tolerance (0: run exactly --iters)")->capture_default_str();
 
+  paper_options pa;
+  std::string pa_max_keys, pa_ops;
+  std::vector<std::string> pa_ranges, pa_large_ops, pa_large_ranges;
+  bool pa_no_plots = false;
+  auto* p = app.add_subcommand("paper", "The GLHT paper's experiments: static build/retrieve, dynamic mixes, large mixes; "
+                                        "JSON, markdown and PNG plots in --out-dir");
+  add_common(*p, common);
+  p->add_option("--out-dir", pa.out_dir, "Results folder (default bench/results/paper-<backend>)");
+  p->add_option("--max-keys", pa_max_keys, "Static: largest key count (0.8 C for C = 2^c); default 2^25 cuda (up to 2^28 fits an H100), 2^12 host");
+  p->add_option("--parts", pa.parts, "Parts, comma-separated: static, dynamic, large")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"static", "dynamic", "large"}))
+      ->capture_default_str();
+  p->add_option("--mix", pa.mixes, "Mixes as INSERT,ERASE,FIND percents, space-separated (default: 20,20,60 40,40,20)");
+  p->add_option("--key-range", pa_ranges, "Dynamic: key ranges, comma-separated (default 1e2,1e3,1e4,1e5)")->delimiter(',');
+  p->add_option("--ops", pa_ops, "Dynamic: operations per batch (default 1e5 cuda, 1e4 host)");
+  p->add_option("--large-ops", pa_large_ops, "Large: operations per batch, comma-separated (default 1e7,1e8 cuda; 5e4 host)")->delimiter(',');
+  p->add_option("--large-key-range", pa_large_ranges, "Large: key ranges, comma-separated (default 1e5,1e7 cuda; 1e5 host)")->delimiter(',');
+  p->add_option("--cpu-threads", pa.cpu_threads, "Threads of cpu::hopscotch_map (0: the hardware threads)")->capture_default_str();
+  p->add_flag("--no-plots", pa_no_plots, "Do not run tools/plot_paper.py");
+  p->add_option("--plot-script", pa.plot_script, "Path of plot_paper.py (default: found under tools/ here or in the source tree)");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -200,6 +222,15 @@ int main(int argc, char** argv) {
       dy.key_ranges.clear();
       for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
     }
+    if (!pa_max_keys.empty()) pa.max_keys = parse_count(pa_max_keys, "--max-keys");
+    if (!pa_ops.empty()) pa.ops = parse_count(pa_ops, "--ops");
+    if (!pa_ranges.empty()) {
+      pa.key_ranges.clear();
+      for (const auto& r : pa_ranges) pa.key_ranges.push_back(parse_count(r, "--key-range"));
+    }
+    for (const auto& o : pa_large_ops) pa.large_ops.push_back(parse_count(o, "--large-ops"));
+    for (const auto& r : pa_large_ranges) pa.large_key_ranges.push_back(parse_count(r, "--large-key-range"));
+    pa.plots = !pa_no_plots;
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }
@@ -211,6 +242,7 @@ int main(int argc, char** argv) {
     if (x->parsed()) return run_stm(common, sm);
     if (bcs->parsed()) return run_bank_conflicts(common, bc);
     if (kms->parsed()) return run_kmeans(common, km);
+    if (p->parsed()) return run_paper(common, pa);
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';

@@ -23,6 +23,7 @@
 
 #include "bench.hpp"
 #include "session.hpp"
+#include "workload_inputs.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
@@ -44,96 +45,6 @@ using warpkv::status;
 constexpr double ceiling_find_gops = 28.0;
 constexpr double ceiling_insert_gops = 13.0;
 
-// ---- inputs -------------------------------------------------------------------------------------
-
-/// Distinct keys by construction: key(c) = mix(c + offset), where mix is a bijection of the
-/// key's bit width, so distinct counters (below the reserved one) give distinct keys. The one
-/// counter that maps to the empty-key sentinel (the maximum) is redirected to the reserved
-/// counter's key, which no range uses. `offset` comes from a seeded std::mt19937_64.
-template <class K>
-class key_generator {
- public:
-  static constexpr std::uint64_t reserved = std::numeric_limits<K>::max();  // counters stay below it
-
-  explicit key_generator(std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    offset_ = rng();
-  }
-  K operator()(std::uint64_t counter) const {
-    const K k = mix(counter + offset_);
-    return k == std::numeric_limits<K>::max() ? mix(reserved + offset_) : k;
-  }
-  /// Throws unless counters [0, end) stay below the reserved one.
-  static void check_range(std::uint64_t end, const char* what) {
-    if (end >= reserved)
-      throw warpkv::error(warpkv::errc::invalid_argument,
-                          std::string("warpkv-bench: ") + what + " needs more distinct keys than the key type has");
-  }
-
- private:
-  static K mix(std::uint64_t x) {
-    if constexpr (sizeof(K) == 4) {  // 32-bit xorshift-multiply finalizer: a bijection of uint32
-      std::uint32_t h = static_cast<std::uint32_t>(x);
-      h ^= h >> 16;
-      h *= 0x7feb352du;
-      h ^= h >> 15;
-      h *= 0x846ca68bu;
-      h ^= h >> 16;
-      return static_cast<K>(h);
-    } else {  // splitmix64 finalizer: a bijection of uint64
-      x ^= x >> 30;
-      x *= 0xbf58476d1ce4e5b9ull;
-      x ^= x >> 27;
-      x *= 0x94d049bb133111ebull;
-      x ^= x >> 31;
-      return static_cast<K>(x);
-    }
-  }
-  std::uint64_t offset_ = 0;
-};
-
-/// The value stored with a key (never 0, so a miss's Value{} never looks like a hit).
-template <class V, class K>
-V value_of(K k) {
-  std::uint64_t x = static_cast<std::uint64_t>(k) * 0x9e3779b97f4a7c15ull;
-  x ^= x >> 29;
-  return static_cast<V>(x | 1u);
-}
-
-template <class T>
-buffer<T> upload(const std::vector<T>& v, const execution& ex) {
-  return buffer<T>::from_host(std::span<const T>(v.data(), v.size()), ex);
-}
-
-std::uint64_t next_pow2(std::uint64_t n) {
-  std::uint64_t c = 1;
-  while (c < n) c <<= 1;
-  return c;
-}
-
-template <class K, class V>
-std::string type_name() {
-  return "u" + std::to_string(8 * sizeof(K)) + "/u" + std::to_string(8 * sizeof(V));
-}
-
-/// Records the failure of one check and reports it at once.
-struct checker {
-  std::vector<std::string> failures;
-  void expect(bool ok, const std::string& what) {
-    if (!ok) {
-      failures.push_back(what);
-      progress("CHECK FAILED: " + what);
-    }
-  }
-  [[nodiscard]] bool ok() const { return failures.empty(); }
-};
-
-/// Host copy of a status buffer's first n entries.
-std::vector<status> statuses_of(const buffer<status>& b, std::size_t n) {
-  std::vector<status> v(n);
-  b.copy_to_host(v.data(), n);
-  return v;
-}
 
 /// Runs f.template operator()<K, V, T>() for the instantiated map types.
 template <class F>
@@ -436,57 +347,6 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
 
 // ---- dynamic: one concurrent mixed batch --------------------------------------------------
 
-struct mix_spec {
-  int insert = 0, erase = 0, find = 0;
-  [[nodiscard]] std::string name() const { return strf("%d/%d/%d", insert, erase, find); }
-};
-
-mix_spec parse_mix(const std::string& text) {
-  mix_spec m;
-  char sep1 = 0, sep2 = 0;
-  int used = 0;
-  const int got = std::sscanf(text.c_str(), "%d%c%d%c%d%n", &m.insert, &sep1, &m.erase, &sep2, &m.find, &used);
-  const bool seps_ok = (sep1 == ',' || sep1 == '/') && sep2 == sep1;
-  if (got != 5 || !seps_ok || static_cast<std::size_t>(used) != text.size() || m.insert < 0 || m.erase < 0 ||
-      m.find < 0 || m.insert + m.erase + m.find != 100)
-    throw warpkv::error(warpkv::errc::invalid_argument,
-                        "warpkv-bench: --mix '" + text + "' must be INSERT,ERASE,FIND percents summing to 100");
-  return m;
-}
-
-/// One mixed batch on the host: op i and key i (uniform in [1, R]), drawn in parallel chunks,
-/// each from its own std::mt19937_64 seeded by (seed, set, chunk): the same for any thread count.
-template <class K, class V>
-void make_batch(std::uint64_t seed, int set, const mix_spec& mix, std::uint64_t range, std::vector<warpkv::op>& ops,
-                std::vector<K>& keys, std::vector<V>& values) {
-  const std::size_t n = ops.size();
-  constexpr std::size_t chunk = std::size_t{1} << 20;
-  const std::size_t chunks = (n + chunk - 1) / chunk;
-  const unsigned workers = static_cast<unsigned>(
-      std::min<std::size_t>(chunks, std::max(1u, std::thread::hardware_concurrency())));
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back([&, w] {
-      for (std::size_t c = w; c < chunks; c += workers) {
-        std::seed_seq sq{seed, static_cast<std::uint64_t>(set), static_cast<std::uint64_t>(c)};
-        std::mt19937_64 rng(sq);
-        const std::size_t end = std::min(n, (c + 1) * chunk);
-        for (std::size_t i = c * chunk; i < end; ++i) {
-          const std::uint64_t x = rng();
-          const auto pct = static_cast<int>((x >> 32) % 100);
-          const K k = static_cast<K>(1 + (((x & 0xffffffffull) * range) >> 32));  // uniform in [1, R]
-          ops[i] = pct < mix.insert ? warpkv::op::insert
-                   : pct < mix.insert + mix.erase ? warpkv::op::erase
-                                                 : warpkv::op::find;
-          keys[i] = k;
-          values[i] = value_of<V>(k);
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-}
-
 template <class map_t>
 bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
   using K = typename map_t::key_type;
@@ -574,28 +434,7 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
         const auto s = statuses_of(st[q], n);
         std::vector<V> v(n);
         vout[q].copy_to_host(v.data(), n);
-        std::uint64_t full = 0, invalid = 0, implausible = 0, wrong_value = 0;
-        std::uint64_t count[warpkv::num_status_kinds] = {};
-        for (std::size_t i = 0; i < n; ++i) {
-          ++count[static_cast<int>(s[i])];
-          if (s[i] == status::full) ++full;
-          if (s[i] == status::invalid_key) ++invalid;
-          bool plausible = false;
-          switch (ops_last[i]) {
-            case warpkv::op::insert: plausible = s[i] == status::inserted || s[i] == status::found; break;
-            case warpkv::op::erase: plausible = s[i] == status::erased || s[i] == status::not_found; break;
-            default: plausible = s[i] == status::found || s[i] == status::not_found; break;
-          }
-          if (!plausible) ++implausible;
-          if (ops_last[i] == warpkv::op::find && s[i] == status::found && v[i] != value_of<V>(keys_last[i])) ++wrong_value;
-        }
-        check.expect(full == 0 && invalid == 0 && last_sum[status::full] == 0 && last_sum[status::invalid_key] == 0,
-                     strf("%s: %llu full and %llu invalid_key results", cfg_name.c_str(),
-                          static_cast<unsigned long long>(full), static_cast<unsigned long long>(invalid)));
-        check.expect(implausible == 0, strf("%s: %llu statuses do not fit their operation", cfg_name.c_str(),
-                                            static_cast<unsigned long long>(implausible)));
-        check.expect(wrong_value == 0, strf("%s: %llu finds returned a wrong value", cfg_name.c_str(),
-                                            static_cast<unsigned long long>(wrong_value)));
+        const auto count = verify_mixed<K, V>(ops_last, keys_last, s, v, last_sum, check, cfg_name);
         const std::size_t expected_size = pre.size() + count[static_cast<int>(status::inserted)] -
                                           count[static_cast<int>(status::erased)];
         const auto entries = map->retrieve_all();
