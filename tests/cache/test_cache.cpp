@@ -330,7 +330,7 @@ TEST(CacheEviction, SmallCacheEndsFullOfCorrectValues) {
   const std::size_t key_range = cache.capacity() * 10;  // capacity = 10% of the keys
   std::mt19937_64 rng(5);
   std::size_t evictions = 0, inserts = 0;
-  for (std::size_t b = 0; b < scaled(30, 10); ++b) {
+  for (std::size_t b = 0; b < scaled(30, 4); ++b) {
     std::vector<std::uint64_t> keys(512), versions(512);
     for (std::size_t i = 0; i < keys.size(); ++i) {
       keys[i] = key_of<std::uint64_t>(1 + rng() % key_range);
@@ -423,8 +423,8 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks)
   std::mt19937_64 rng(77);
   std::map<std::uint64_t, std::set<std::uint64_t>> written;  // key -> versions ever written
   std::uint64_t version = 1;
-  for (std::size_t b = 0; b < scaled(12, 4); ++b) {
-    const std::size_t n = 2000;
+  for (std::size_t b = 0; b < scaled(12, 2); ++b) {
+    const std::size_t n = scaled(2000, 600);
     std::vector<cache_op> ops(n);
     std::vector<std::uint64_t> keys(n), versions(n);
     for (std::size_t i = 0; i < n; ++i) {

@@ -150,6 +150,25 @@ class kv_cache {
     run(cache_op::get, ops, keys, values_in, values_out, statuses, expires_at, evicted);
   }
 
+  /// A mixed batch whose arrays already live in the backend's memory (device pointers on the
+  /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
+  /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
+  batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                                 const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
+                                 const std::uint64_t* expires_at = nullptr) {
+    detail::cache_batch_op<ref_type> op;
+    op.ref = ref();
+    op.ops = ops;
+    op.uniform = uniform;
+    op.keys = keys;
+    op.values_in = values_in;
+    op.values_out = values_out;
+    op.expires = expires_at;
+    op.stamp_base = reserve_stamps(n);
+    op.now = time();
+    return launch_batch<TileSize>(ex_, n, op, statuses);
+  }
+
   /// Live (present, unexpired) entries. A whole-table pass.
   [[nodiscard]] std::size_t size() const {
     buffer<unsigned long long> count(1, ex_);
