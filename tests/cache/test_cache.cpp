@@ -127,7 +127,24 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
       std::vector<std::byte> out(n * cache.value_stride());
       std::vector<status> st(n);
       cache_evictions<Key> ev;
-      cache.execute(ops, keys, in, out, st, &ev);
+      if (ex.where == backend::host) {
+        cache.execute(ops, keys, in, out, st, &ev);  // one host tile: the batch runs in index order
+      } else {
+        // the GPU runs a batch's operations concurrently: one operation per batch keeps the order
+        const std::size_t stride = cache.value_stride();
+        for (std::size_t i = 0; i < n; ++i) {
+          cache_evictions<Key> one;
+          cache.execute(std::span(ops).subspan(i, 1), std::span(keys).subspan(i, 1),
+                        std::span(in).subspan(i * stride, stride), std::span(out).subspan(i * stride, stride),
+                        std::span(st).subspan(i, 1), &one);
+          for (std::size_t e = 0; e < one.keys.size(); ++e) {
+            ev.op_index.push_back(i);
+            ev.keys.push_back(one.keys[e]);
+            ev.values.insert(ev.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(e * stride),
+                             one.values.begin() + static_cast<std::ptrdiff_t>((e + 1) * stride));
+          }
+        }
+      }
       std::size_t next_ev = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const bool present = model.count(ids[i]) != 0;
