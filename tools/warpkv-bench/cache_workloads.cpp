@@ -92,16 +92,15 @@ struct trace {
 trace make_trace(char workload, const std::string& dist, u64 records, u64 ops, u64 seed) {
   std::mt19937_64 rng(seed);
   zipfian z(records, 0.99);
-  double read = 0.5, update = 0.5, insert = 0.0, rmw = 0.0;
+  double read = 0.5, insert = 0.0, rmw = 0.0;  // the rest are updates
   switch (workload) {
     case 'A': break;
-    case 'B': read = 0.95, update = 0.05; break;
-    case 'C': read = 1.0, update = 0.0; break;
-    case 'D': read = 0.95, update = 0.0, insert = 0.05; break;
-    case 'F': read = 0.5, update = 0.0, rmw = 0.5; break;
+    case 'B': read = 0.95; break;
+    case 'C': read = 1.0; break;
+    case 'D': read = 0.95, insert = 0.05; break;
+    case 'F': read = 0.5, rmw = 0.5; break;
     default: throw warpkv::error(warpkv::errc::invalid_argument, std::string("unknown YCSB workload ") + workload);
   }
-  (void)update;
   const bool latest = workload == 'D' || dist == "latest";
   u64 inserted = records;
   trace t;

@@ -124,7 +124,8 @@ class cache_ref {
   }
 
   /// Cache-aside: found (the cached value in `out`, recency refreshed), or inserted (`value`
-  /// inserted and copied to `out`).
+  /// inserted and copied to `out`). `out` may be null. A null `value` in set/add/get_or_set
+  /// leaves an inserted entry's value words as they were (unspecified bytes).
   template <class Tile>
   WARPKV_HD status get_or_set(const Tile& t, const Key& k, const std::uint64_t* value, std::uint64_t* out,
                               std::uint64_t expires, cache_clock c, cache_eviction<Key> ev = {}) const {
@@ -362,7 +363,7 @@ class cache_ref {
         st = status::assigned;
       } else {
         if (m == mode::get_or_set) {
-          copy_value(t, r.hit, out);
+          if (out != nullptr) copy_value(t, r.hit, out);
           if (t.thread_rank() == 0 && c.stamp > detail::load_word(s_.stamps[r.hit])) detail::store_word(s_.stamps[r.hit], c.stamp);
         }
         st = status::found;
@@ -392,7 +393,7 @@ class cache_ref {
       }
       write_slot(t, target, q, value, expires, c.stamp);
       if (fills_empty && t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(1, memory_order::relaxed);
-      if (m == mode::get_or_set)
+      if (m == mode::get_or_set && out != nullptr && value != nullptr)
         for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = value[j];
     }
     unlock_pair(t, p);
