@@ -103,6 +103,7 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
     cfg.capacity = 16 + rng() % 200;
     cfg.value_bytes = seed % 2 == 0 ? 100 : 32;
     cfg.max_kicks = seed % 3 == 0 ? 0 : 5000;
+    cfg.eviction = seed % 4 == 3 ? cache_eviction_policy::random : cache_eviction_policy::lru;
     cfg.seed = rng();
     Cache cache(cfg, ex);
     const std::size_t words = cache.value_stride() / 8;
@@ -207,6 +208,40 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
 }
 
 // ---- exact LRU where every key's candidates are the whole table -----------------------
+// Random eviction (the seed's "random CHT") still evicts exactly one present entry per insert
+// into a full table, and over many inserts does not always pick the least recently used one.
+TEST(CacheLru, RandomPolicyEvictsSomeoneElse) {
+  WARPKV_TEST_EXECUTION(ex0);
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  cache_config cfg;
+  cfg.capacity = 8;
+  cfg.value_bytes = 8;
+  cfg.eviction = cache_eviction_policy::random;
+  kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+  std::list<std::uint64_t> lru;
+  int not_lru = 0;
+  for (std::uint64_t k = 1; k <= 200; ++k) {
+    std::vector<std::uint64_t> keys{k};
+    std::vector<std::byte> v(8);
+    std::vector<status> st(1);
+    cache_evictions<std::uint64_t> ev;
+    cache.set(keys, v, st, &ev);
+    ASSERT_EQ(st[0], status::inserted);
+    if (lru.size() == 8) {
+      ASSERT_EQ(ev.keys.size(), 1u);
+      ASSERT_NE(std::find(lru.begin(), lru.end(), ev.keys[0]), lru.end()) << "evicted an absent key";
+      if (ev.keys[0] != lru.back()) ++not_lru;
+      lru.remove(ev.keys[0]);
+    } else {
+      ASSERT_TRUE(ev.keys.empty());
+    }
+    lru.push_front(k);
+  }
+  EXPECT_GT(not_lru, 50);
+  EXPECT_EQ(cache.size(), 8u);
+}
+
 TEST(CacheLru, TwoBucketsAreExactLru) {
   WARPKV_TEST_EXECUTION(ex0);
   execution ex = ex0;

@@ -69,6 +69,7 @@ struct cache_options {
   std::vector<int> bucket_widths{4, 8, 16, 32};
   std::uint64_t batch = 0;               ///< operations per batch; 0: 2^20 cuda, 4096 host
   std::uint32_t max_kicks = 5000;
+  std::vector<std::string> policies{"lru"};  ///< eviction policies of the device runs: lru, random
   bool baseline = false;                 ///< also run the in-process CPU LRU baseline
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
   std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host

@@ -172,12 +172,13 @@ void fill_value(u64 record, u64 version, u64* w, std::size_t words) {
 // ---- the device runs --------------------------------------------------------------------------
 template <int W>
 void ycsb_on_device(session& s, const cache_options& o, const trace& t, char workload, const std::string& dist,
-                    u64 records, double fraction, u64 lru_hits) {
+                    u64 records, double fraction, u64 lru_hits, const std::string& policy) {
   using cache_t = warpkv::kv_cache<ycsb_key, W>;
   warpkv::cache_config cfg;
   cfg.capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
   cfg.value_bytes = 100;
   cfg.max_kicks = o.max_kicks;
+  cfg.eviction = policy == "random" ? warpkv::cache_eviction_policy::random : warpkv::cache_eviction_policy::lru;
   cache_t cache(cfg, s.ex());
   const std::size_t vw = cache.value_stride() / 8;
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
@@ -223,13 +224,13 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   r.set("structure", "kv_cache").set("bucket_width", W).set("tile", cache_t::tile_size).set("ycsb_workload", std::string(1, workload));
   r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
   r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
-  r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks);
+  r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy);
   r.set("ms", ms).set("gops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e6) : 0.0);
   r.set("hit_ratio", hit).set("exact_lru_hit_ratio", lru).set("hit_ratio_gap_pp", 100.0 * (lru - hit));
   emit(r);
-  progress(strf("ycsb %c %-8s W=%-2d cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
-                (workload == 'D' ? "latest" : dist.c_str()), W, 100 * fraction, s.rate(t.ops.size(), ms), s.rate_unit(), hit,
-                lru));
+  progress(strf("ycsb %c %-8s W=%-2d %-6s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
+                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), 100 * fraction, s.rate(t.ops.size(), ms),
+                s.rate_unit(), hit, lru));
 }
 
 // ---- CPU baseline: a sharded chained hash table with an LRU list per shard -------------------
@@ -434,12 +435,14 @@ int run_cache(const common_options& co, const cache_options& o) {
           // exact LRU at the cache's own capacity (whole buckets)
           const std::size_t slots = (cap + W - 1) / W * W;
           const u64 lru = exact_lru_hits(t, records, slots);
-          switch (W) {
-            case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru); break;
-            case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru); break;
-            case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru); break;
-            case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru); break;
-            default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
+          for (const std::string& pol : o.policies) {
+            switch (W) {
+              case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
+            }
           }
         }
         if (o.baseline) ycsb_cpu_baseline(o, t, w[0], dist, records, f, co.seed);

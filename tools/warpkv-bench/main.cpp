@@ -154,6 +154,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_option("--batch", ca_batch, "Operations per batch (default 2^20 cuda, 4096 host)");
   c->add_option("--max-kicks", ca.max_kicks, "Cuckoo displacement steps before evicting")->capture_default_str();
+  c->add_option("--policies", ca.policies, "Eviction policies, comma-separated: lru, random (the seed's random CHT)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"lru", "random"}))
+      ->capture_default_str();
   c->add_flag("--baseline", ca.baseline, "Also run the in-process CPU baseline cpu_sharded_lru (not memcached)");
   c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");
   c->add_flag("--no-ycsb", ca_no_ycsb, "Skip the YCSB traces (with --hkv: only the HierarchicalKV rows)");

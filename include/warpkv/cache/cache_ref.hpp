@@ -42,6 +42,11 @@ struct cache_eviction {
   std::uint8_t* flag = nullptr;    ///< 1 when this operation evicted a live entry, else 0
 };
 
+/// Which live entry an insert into two full buckets replaces: the least recently used of the
+/// 2 x BucketWidth candidates (by recency stamps), or one of them at random (the seed's
+/// "random CHT", for comparison).
+enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1 };
+
 /// Storage of a cache (all in the backend's memory), slot-major.
 struct cache_storage {
   std::uint64_t* keys = nullptr;      ///< slots x key words; the last word of a slot is its tag
@@ -72,8 +77,14 @@ class cache_ref {
   cache_ref() = default;
   /// `kick_slots`: cuckoo moves are tried only while fewer slots than this are filled.
   cache_ref(cache_storage s, std::size_t buckets, std::uint32_t value_words, std::uint64_t seed, std::uint32_t max_kicks,
-            std::size_t kick_slots)
-      : s_(s), buckets_(buckets), value_words_(value_words), seed_(seed), max_kicks_(max_kicks), kick_slots_(kick_slots) {}
+            std::size_t kick_slots, cache_eviction_policy policy = cache_eviction_policy::lru)
+      : s_(s),
+        buckets_(buckets),
+        value_words_(value_words),
+        seed_(seed),
+        max_kicks_(max_kicks),
+        kick_slots_(kick_slots),
+        policy_(policy) {}
 
   WARPKV_HD std::size_t buckets() const { return buckets_; }
   WARPKV_HD std::size_t slots() const { return buckets_ * BucketWidth; }
@@ -385,6 +396,10 @@ class cache_ref {
       }
       if (target == npos) {
         target = r.victim;  // both buckets hold live entries: evict the least recently stamped
+        if (policy_ == cache_eviction_policy::random) {  // or any of them (the stamp is unique per operation)
+          const std::uint64_t h = hash_bits(c.stamp, seed_ + 0x2545f4914f6cdd1dull);
+          target = ((h & 1u) != 0 ? p.second : p.first) * BucketWidth + static_cast<std::size_t>((h >> 1) % BucketWidth);
+        }
         if (t.thread_rank() == 0) {
           if (ev.key != nullptr) *ev.key = slot_key(target);
           if (ev.flag != nullptr) *ev.flag = 1;
@@ -528,6 +543,7 @@ class cache_ref {
   std::uint64_t seed_ = 0;
   std::uint32_t max_kicks_ = 0;
   std::size_t kick_slots_ = 0;
+  cache_eviction_policy policy_ = cache_eviction_policy::lru;
 };
 
 }  // namespace warpkv

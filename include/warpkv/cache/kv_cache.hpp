@@ -56,6 +56,7 @@ struct cache_config {
   double kick_load_limit = 0.95;   ///< cuckoo moves only while fewer than this x capacity slots are filled; 1.0
                                    ///< is the seed's (a walk then hunts the last free slots: up to max_kicks steps per insert)
   std::uint64_t seed = 0;          ///< hash seed
+  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default) or random (the seed's baseline)
 };
 
 /// Largest value width the cache accepts.
@@ -83,6 +84,8 @@ class kv_cache {
             "must be 1 .. " + std::to_string(max_value_bytes) + ", got " + std::to_string(cfg.value_bytes));
     require(cfg.capacity <= (std::size_t{1} << 40), "capacity", "above 2^40 entries");
     require(cfg.kick_load_limit >= 0.0 && cfg.kick_load_limit <= 1.0, "kick_load_limit", "must be in [0, 1]");
+    require(cfg.eviction == cache_eviction_policy::lru || cfg.eviction == cache_eviction_policy::random, "eviction",
+            "unknown eviction policy");
     buckets_ = (cfg.capacity + BucketWidth - 1) / BucketWidth;
     value_words_ = static_cast<std::uint32_t>((cfg.value_bytes + 7) / 8);
     const std::size_t slots = buckets_ * BucketWidth;
@@ -111,7 +114,7 @@ class kv_cache {
   /// The device view, for user kernels.
   [[nodiscard]] ref_type ref() const {
     const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
-    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots);
+    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots, cfg_.eviction);
   }
   /// Recency stamps handed to batches so far; user kernels driving ref() may take theirs from
   /// reserve_stamps(n) so that their operations order with the batches'.
