@@ -99,6 +99,26 @@ struct paper_options {
   std::string plot_script;                           ///< empty: tools/plot_paper.py here or in the source tree
 };
 
+struct cache_options {
+  bool ycsb = true;                      ///< run the YCSB traces
+  std::vector<std::string> workloads{"A", "B", "C", "D", "F"};
+  std::vector<std::string> distributions{"zipfian", "uniform"};  ///< D always uses latest
+  std::uint64_t records = 0;             ///< 0: 3e6 cuda, 2e4 host
+  std::uint64_t ops = 0;                 ///< run-phase cache operations; 0: 1e7 cuda, 2e4 host
+  std::vector<double> capacity_fractions{0.1, 0.5};
+  std::vector<int> bucket_widths{4, 8, 16, 32};
+  std::uint64_t batch = 0;               ///< operations per batch; 0: 2^20 cuda, 4096 host
+  std::uint32_t max_kicks = 5000;
+  std::vector<std::string> policies{"lru"};  ///< eviction policies of the device runs: lru, random
+  bool baseline = false;                 ///< also run the in-process CPU LRU baseline
+  bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
+  std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host
+  std::vector<double> hkv_loads{0.5, 0.75, 1.0};
+};
+
+/// warpkv::kv_cache on YCSB traces and HierarchicalKV's configuration (cache_workloads.cpp).
+int run_cache(const common_options&, const cache_options&);
+
 /// Entry points (workloads.cpp). They return the process exit code: non-zero when a
 /// verification failed. Errors of the library or the inputs are thrown.
 int run_static(const common_options&, const static_options&);

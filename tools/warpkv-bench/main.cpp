@@ -197,6 +197,40 @@ int main(int argc, char** argv) {
   p->add_flag("--no-plots", pa_no_plots, "Do not run tools/plot_paper.py");
   p->add_option("--plot-script", pa.plot_script, "Path of plot_paper.py (default: found under tools/ here or in the source tree)");
 
+  cache_options ca;
+  std::string ca_records, ca_ops, ca_batch, ca_hkv_capacity;
+  bool ca_no_ycsb = false;
+  auto* c = app.add_subcommand("cache", "warpkv::kv_cache: YCSB A-F traces (hit ratio vs exact LRU), CPU baseline, HierarchicalKV rows");
+  add_common(*c, common);
+  c->add_option("--workloads", ca.workloads, "YCSB workloads, comma-separated (E, range scans, is not served)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"A", "B", "C", "D", "F"}))
+      ->capture_default_str();
+  c->add_option("--distributions", ca.distributions, "Request distributions, comma-separated (D always uses latest)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"zipfian", "uniform", "latest"}))
+      ->capture_default_str();
+  c->add_option("--records", ca_records, "Records loaded (default 3e6 cuda, 2e4 host)");
+  c->add_option("--ops", ca_ops, "Run-phase operations per trace (default 1e7 cuda, 2e4 host)");
+  c->add_option("--capacity", ca.capacity_fractions, "Cache capacity as fractions of the records, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0001, 1.0))
+      ->capture_default_str();
+  c->add_option("--bucket-widths", ca.bucket_widths, "Bucket widths, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({4, 8, 16, 32}))
+      ->capture_default_str();
+  c->add_option("--batch", ca_batch, "Operations per batch (default 2^20 cuda, 4096 host)");
+  c->add_option("--max-kicks", ca.max_kicks, "Cuckoo displacement steps before evicting")->capture_default_str();
+  c->add_option("--policies", ca.policies, "Eviction policies, comma-separated: lru, random (the seed's random CHT)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"lru", "random"}))
+      ->capture_default_str();
+  c->add_flag("--baseline", ca.baseline, "Also run the in-process CPU baseline cpu_sharded_lru (not memcached)");
+  c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");
+  c->add_flag("--no-ycsb", ca_no_ycsb, "Skip the YCSB traces (with --hkv: only the HierarchicalKV rows)");
+  c->add_option("--hkv-capacity", ca_hkv_capacity, "HierarchicalKV rows: cache capacity (default 2^27 cuda, 2^15 host)");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -218,6 +252,11 @@ int main(int argc, char** argv) {
     for (const auto& b : sm_map_buckets) sm.map_buckets.push_back(parse_count(b, "--map-buckets"));
     if (!sm_map_ops.empty()) sm.map_ops = parse_count(sm_map_ops, "--map-ops");
     for (const auto& v : km_n) km.n.push_back(parse_count(v, "--n"));
+    if (!ca_records.empty()) ca.records = parse_count(ca_records, "--records");
+    if (!ca_ops.empty()) ca.ops = parse_count(ca_ops, "--ops");
+    if (!ca_batch.empty()) ca.batch = parse_count(ca_batch, "--batch");
+    if (!ca_hkv_capacity.empty()) ca.hkv_capacity = parse_count(ca_hkv_capacity, "--hkv-capacity");
+    ca.ycsb = !ca_no_ycsb;
     if (!dy_ranges.empty()) {
       dy.key_ranges.clear();
       for (const auto& r : dy_ranges) dy.key_ranges.push_back(parse_count(r, "--key-range"));
@@ -243,6 +282,7 @@ int main(int argc, char** argv) {
     if (bcs->parsed()) return run_bank_conflicts(common, bc);
     if (kms->parsed()) return run_kmeans(common, km);
     if (p->parsed()) return run_paper(common, pa);
+    if (c->parsed()) return run_cache(common, ca);
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';

@@ -1,0 +1,549 @@
+#pragma once
+// cache_ref: the device-side view of a warpkv::kv_cache, for user kernels and for the cache's own
+// bulk API. Every lane of a tile of TileSize lanes calls the same method with the same arguments
+// and gets the same result; a bucket of BucketWidth slots is read by the tile, BucketWidth /
+// TileSize slots per lane.
+//
+// Guarantees (argument and linearization points: docs/design/cache.md):
+//  - get/contains never write shared memory except an advisory recency stamp; they never return
+//    a torn value or a value the key did not hold at some instant during the call;
+//  - set/add/erase/get_or_set's insert hold the key's two bucket locks (ascending order), so a
+//    key is never stored twice; a value is written inside its slot's odd version window;
+//  - an insert into two full buckets first looks for room by cuckoo moves (at most max_kicks
+//    displacement steps, and only while fewer than kick_slots slots are filled), else evicts the
+//    least recently stamped entry of the two buckets (an expired entry goes first), reporting
+//    the evicted key and value when asked.
+// The caller supplies the clock: `stamp` orders recency (larger = more recent; the bulk API uses
+// a batch base plus the operation's index) and `now` is compared with entries' expiry times.
+#include <cstddef>
+#include <cstdint>
+
+#include "warpkv/cache/cache_keys.hpp"
+#include "warpkv/cache/detail/slot_protocol.hpp"
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/core/tile.hpp"
+
+namespace warpkv {
+
+/// The clock of one operation: recency stamp and current time (for expiry; 0 = entries never expire).
+struct cache_clock {
+  std::uint64_t stamp = 0;
+  std::uint64_t now = 0;
+};
+
+/// Where set/add/get_or_set report an entry they evicted (any pointer may be null).
+template <class Key>
+struct cache_eviction {
+  Key* key = nullptr;
+  std::uint64_t* value = nullptr;  ///< value_words() words
+  std::uint8_t* flag = nullptr;    ///< 1 when this operation evicted a live entry, else 0
+};
+
+/// Which live entry an insert into two full buckets replaces: the least recently used of the
+/// 2 x BucketWidth candidates (by recency stamps), or one of them at random (the seed's
+/// "random CHT", for comparison).
+enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1 };
+
+/// Storage of a cache (all in the backend's memory), slot-major.
+struct cache_storage {
+  std::uint64_t* keys = nullptr;      ///< slots x key words; the last word of a slot is its tag
+  std::uint64_t* values = nullptr;    ///< slots x value words
+  std::uint32_t* versions = nullptr;  ///< one seqlock per slot
+  std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
+  std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
+  std::uint32_t* locks = nullptr;     ///< one writer lock per bucket
+  unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired)
+};
+
+template <class Key, int BucketWidth = 4, int TileSize = BucketWidth>
+class cache_ref {
+  static_assert(valid_tile_size<TileSize>, "tile size must be 1, 2, 4, 8, 16 or 32");
+  static_assert(BucketWidth >= TileSize && BucketWidth % TileSize == 0 && BucketWidth <= 64,
+                "bucket width must be a multiple of the tile size, at most 64");
+
+ public:
+  using key_type = Key;
+  using layout = cache_key_layout<Key>;
+  static constexpr int bucket_width = BucketWidth;
+  static constexpr int tile_size = TileSize;
+  static constexpr int key_words = layout::words;
+  static constexpr int per_lane = BucketWidth / TileSize;  // slots of one bucket per lane
+  static constexpr int max_path = 8;                       // depth of one cuckoo walk
+  static constexpr std::size_t npos = ~std::size_t{0};
+
+  cache_ref() = default;
+  /// `kick_slots`: cuckoo moves are tried only while fewer slots than this are filled.
+  cache_ref(cache_storage s, std::size_t buckets, std::uint32_t value_words, std::uint64_t seed, std::uint32_t max_kicks,
+            std::size_t kick_slots, cache_eviction_policy policy = cache_eviction_policy::lru)
+      : s_(s),
+        buckets_(buckets),
+        value_words_(value_words),
+        seed_(seed),
+        max_kicks_(max_kicks),
+        kick_slots_(kick_slots),
+        policy_(policy) {}
+
+  WARPKV_HD std::size_t buckets() const { return buckets_; }
+  WARPKV_HD std::size_t slots() const { return buckets_ * BucketWidth; }
+  WARPKV_HD std::uint32_t value_words() const { return value_words_; }
+  WARPKV_HD const cache_storage& storage() const { return s_; }
+
+  /// The two candidate buckets of a key (distinct whenever there are at least two buckets).
+  struct bucket_pair {
+    std::size_t first, second;
+  };
+  WARPKV_HD bucket_pair buckets_of(const Key& k) const {
+    std::uint64_t w[key_words];
+    layout::to_words(k, w);
+    return pair_of(w);
+  }
+
+  // ---- operations ------------------------------------------------------------------------
+  /// found (value copied to `out`, recency refreshed) or not_found; invalid_key for a sentinel.
+  template <class Tile>
+  WARPKV_HD status get(const Tile& t, const Key& k, std::uint64_t* out, cache_clock c) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    std::uint64_t q[key_words];
+    layout::to_words(k, q);
+    return lookup(t, q, pair_of(q), c, out, true) != npos ? status::found : status::not_found;
+  }
+
+  /// found / not_found; does not refresh recency.
+  template <class Tile>
+  WARPKV_HD status contains(const Tile& t, const Key& k, cache_clock c) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    std::uint64_t q[key_words];
+    layout::to_words(k, q);
+    return lookup(t, q, pair_of(q), c, nullptr, false) != npos ? status::found : status::not_found;
+  }
+
+  /// Insert or assign: inserted (the key was absent or expired) or assigned.
+  template <class Tile>
+  WARPKV_HD status set(const Tile& t, const Key& k, const std::uint64_t* value, std::uint64_t expires, cache_clock c,
+                       cache_eviction<Key> ev = {}) const {
+    return write_op(t, k, value, expires, c, ev, mode::set, nullptr);
+  }
+
+  /// Insert if absent: inserted, or found (the live entry is left as it is).
+  template <class Tile>
+  WARPKV_HD status add(const Tile& t, const Key& k, const std::uint64_t* value, std::uint64_t expires, cache_clock c,
+                       cache_eviction<Key> ev = {}) const {
+    return write_op(t, k, value, expires, c, ev, mode::add, nullptr);
+  }
+
+  /// Cache-aside: found (the cached value in `out`, recency refreshed), or inserted (`value`
+  /// inserted and copied to `out`). `out` may be null. A null `value` in set/add/get_or_set
+  /// leaves an inserted entry's value words as they were (unspecified bytes).
+  template <class Tile>
+  WARPKV_HD status get_or_set(const Tile& t, const Key& k, const std::uint64_t* value, std::uint64_t* out,
+                              std::uint64_t expires, cache_clock c, cache_eviction<Key> ev = {}) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    std::uint64_t q[key_words];
+    layout::to_words(k, q);
+    if (lookup(t, q, pair_of(q), c, out, true) != npos) return status::found;  // lock-free hit path
+    return write_op(t, k, value, expires, c, ev, mode::get_or_set, out);
+  }
+
+  /// erased (a live entry was removed) or not_found (absent or expired; an expired one is dropped).
+  template <class Tile>
+  WARPKV_HD status erase(const Tile& t, const Key& k, cache_clock c) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    std::uint64_t q[key_words];
+    layout::to_words(k, q);
+    const bucket_pair p = pair_of(q);
+    lock_pair(t, p);
+    const scan_result r = locked_scan(t, q, p, c.now);
+    status st = status::not_found;
+    if (r.hit != npos) {
+      clear_slot(t, r.hit);
+      if (t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(~0ull, memory_order::relaxed);
+      if (!r.hit_expired) st = status::erased;
+    }
+    unlock_pair(t, p);
+    return st;
+  }
+
+  // ---- slot access for whole-table passes (between batches) --------------------------------
+  WARPKV_HD bool slot_empty(std::size_t slot) const { return detail::load_word(key_word(slot, key_words - 1)) == layout::empty_tag; }
+  WARPKV_HD bool slot_expired(std::size_t slot, std::uint64_t now) const {
+    const std::uint64_t e = detail::load_word(s_.expires[slot]);
+    return e != 0 && e <= now;
+  }
+  WARPKV_HD Key slot_key(std::size_t slot) const {
+    std::uint64_t w[key_words];
+    for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(slot, j));
+    return layout::from_words(w);
+  }
+
+ private:
+  enum class mode { set, add, get_or_set };
+
+  struct scan_result {
+    std::size_t hit = npos;   // slot holding the key
+    bool hit_expired = false;
+    std::size_t free = npos;  // first empty slot
+    std::size_t stale = npos; // first expired slot (of another key)
+    std::size_t victim = npos;  // least recently stamped slot
+  };
+
+  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const { return s_.keys[slot * key_words + static_cast<std::size_t>(j)]; }
+  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s_.values + slot * value_words_; }
+
+  WARPKV_HD bucket_pair pair_of(const std::uint64_t* q) const {
+    const std::size_t a = static_cast<std::size_t>(detail::mul_high(layout::hash(q, seed_), buckets_));
+    std::size_t b = static_cast<std::size_t>(detail::mul_high(layout::hash(q, seed_ ^ 0x5bd1e9955bd1e995ull), buckets_));
+    if (b == a && buckets_ > 1) b = a + 1 == buckets_ ? 0 : a + 1;
+    return {a, b};
+  }
+  /// Lane-local slot i (0 .. 2*per_lane-1) of the pair: first bucket then second.
+  template <class Tile>
+  WARPKV_HD std::size_t lane_slot(const Tile& t, const bucket_pair& p, int i) const {
+    const std::size_t b = i < per_lane ? p.first : p.second;
+    return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize) + t.thread_rank();
+  }
+  WARPKV_HD bool key_matches(std::size_t slot, const std::uint64_t* q) const {
+    bool same = true;
+    for (int j = key_words - 1; j >= 0 && same; --j) same = detail::load_word(key_word(slot, j)) == q[j];
+    return same;
+  }
+
+  /// Tile-wide lowest slot among lanes' candidates (npos = none).
+  template <class Tile>
+  WARPKV_HD static std::size_t tile_first(const Tile& t, std::size_t mine) {
+    const std::uint32_t mask = t.ballot(mine != npos);
+    if (mask == 0) return npos;
+    // lanes' candidates come from the same (bucket, i) order, so the lowest lane's is one of the
+    // earliest; any consistent choice is correct
+    return static_cast<std::size_t>(t.shfl(static_cast<std::uint64_t>(mine), static_cast<unsigned>(lowest_lane(mask))));
+  }
+
+  /// Optimistic read of both buckets: the slot of a live entry of key q, or npos. Copies its
+  /// value to `out` when not null and refreshes its stamp when `refresh`.
+  template <class Tile>
+  WARPKV_HD std::size_t lookup(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
+                               std::uint64_t* out, bool refresh) const {
+    for (int attempt = 0;; ++attempt) {
+      std::uint32_t ver[2 * per_lane];
+      bool stable = true;
+      for (int i = 0; i < 2 * per_lane; ++i) {
+        ver[i] = atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::acquire);
+        stable = stable && (ver[i] & 1u) == 0;
+      }
+      if (!t.all(stable)) {
+        backoff(attempt);
+        continue;
+      }
+      std::size_t mine = npos;
+      for (int i = 0; i < 2 * per_lane && mine == npos; ++i) {
+        const std::size_t slot = lane_slot(t, p, i);
+        if (key_matches(slot, q) && !slot_expired(slot, c.now)) mine = slot;
+      }
+      const std::size_t hit = tile_first(t, mine);
+      if (hit != npos && out != nullptr)
+        for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = detail::load_word(value_at(hit)[j]);
+      atomic_thread_fence(memory_order::acquire);
+      t.sync();  // every lane's value reads precede the hit slot's owner's second version read
+      bool same = true;
+      for (int i = 0; i < 2 * per_lane; ++i)
+        same = same && atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::relaxed) == ver[i];
+      if (!t.all(same)) continue;  // a writer changed one of the slots: read again
+      if (hit != npos && refresh && mine == hit && c.stamp > detail::load_word(s_.stamps[hit]))
+        detail::store_word(s_.stamps[hit], c.stamp);  // advisory: a lost refresh only ages the entry
+      return hit;
+    }
+  }
+
+  template <class Tile>
+  WARPKV_HD void lock_pair(const Tile& t, const bucket_pair& p) const {
+    if (t.thread_rank() == 0) {
+      const std::size_t lo = p.first < p.second ? p.first : p.second;
+      const std::size_t hi = p.first < p.second ? p.second : p.first;
+      detail::lock_bucket(s_.locks[lo]);
+      if (hi != lo) detail::lock_bucket(s_.locks[hi]);
+    }
+    t.sync();
+  }
+  template <class Tile>
+  WARPKV_HD void unlock_pair(const Tile& t, const bucket_pair& p) const {
+    t.sync();  // every lane's writes precede the release
+    if (t.thread_rank() == 0) {
+      detail::unlock_bucket(s_.locks[p.first]);
+      if (p.second != p.first) detail::unlock_bucket(s_.locks[p.second]);
+    }
+  }
+
+  /// Under the pair's locks: where key q is, the first free and expired slots, and the LRU victim.
+  template <class Tile>
+  WARPKV_HD scan_result locked_scan(const Tile& t, const std::uint64_t* q, const bucket_pair& p, std::uint64_t now) const {
+    std::size_t hit = npos, free = npos, stale = npos, victim = npos;
+    std::uint64_t oldest = ~0ull;
+    for (int i = 0; i < 2 * per_lane; ++i) {
+      const std::size_t slot = lane_slot(t, p, i);
+      if (slot_empty(slot)) {
+        if (free == npos) free = slot;
+        continue;
+      }
+      if (hit == npos && key_matches(slot, q)) {
+        hit = slot;
+        continue;
+      }
+      if (slot_expired(slot, now)) {
+        if (stale == npos) stale = slot;
+        continue;
+      }
+      const std::uint64_t st = detail::load_word(s_.stamps[slot]);
+      if (st < oldest || (st == oldest && slot < victim)) {
+        oldest = st;
+        victim = slot;
+      }
+    }
+    scan_result r;
+    r.hit = tile_first(t, hit);
+    r.hit_expired = r.hit != npos && slot_expired(r.hit, now);
+    r.free = tile_first(t, free);
+    r.stale = tile_first(t, stale);
+    // butterfly minimum of (stamp, slot) over the tile
+    for (unsigned off = 1; off < static_cast<unsigned>(TileSize); off <<= 1) {
+      const unsigned other = t.thread_rank() ^ off;
+      const std::uint64_t o_stamp = t.shfl(oldest, other);
+      const std::uint64_t o_slot = t.shfl(static_cast<std::uint64_t>(victim), other);
+      if (o_stamp < oldest || (o_stamp == oldest && o_slot < victim)) {
+        oldest = o_stamp;
+        victim = static_cast<std::size_t>(o_slot);
+      }
+    }
+    r.victim = victim;
+    return r;
+  }
+
+  /// Writes a whole slot inside its odd version window. The caller holds the slot's bucket lock.
+  /// `key` null leaves the key words; `value` null leaves the value words.
+  template <class Tile>
+  WARPKV_HD void write_slot(const Tile& t, std::size_t slot, const std::uint64_t* key, const std::uint64_t* value,
+                            std::uint64_t expires, std::uint64_t stamp) const {
+    std::uint32_t v = 0;
+    atomic_ref<std::uint32_t> ver(s_.versions[slot]);
+    if (t.thread_rank() == 0) {
+      v = ver.load(memory_order::relaxed);
+      ver.store(v + 1, memory_order::relaxed);
+    }
+    t.sync();
+    atomic_thread_fence(memory_order::release);  // the odd version is ordered before every data store
+    if (value != nullptr)
+      for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) detail::store_word(value_at(slot)[j], value[j]);
+    if (t.thread_rank() == 0) {
+      if (key != nullptr)
+        for (int j = 0; j < key_words; ++j) detail::store_word(key_word(slot, j), key[j]);
+      detail::store_word(s_.expires[slot], expires);
+      detail::store_word(s_.stamps[slot], stamp);
+    }
+    t.sync();
+    if (t.thread_rank() == 0) ver.store(v + 2, memory_order::release);
+  }
+
+  template <class Tile>
+  WARPKV_HD void clear_slot(const Tile& t, std::size_t slot) const {
+    std::uint64_t empty[key_words];
+    for (int j = 0; j < key_words; ++j) empty[j] = j == key_words - 1 ? layout::empty_tag : 0;
+    write_slot(t, slot, empty, nullptr, 0, 0);
+  }
+
+  /// Copies a slot's value (stable: the caller holds its bucket lock) to `out`.
+  template <class Tile>
+  WARPKV_HD void copy_value(const Tile& t, std::size_t slot, std::uint64_t* out) const {
+    for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = detail::load_word(value_at(slot)[j]);
+  }
+
+  template <class Tile>
+  WARPKV_HD status write_op(const Tile& t, const Key& k, const std::uint64_t* value, std::uint64_t expires, cache_clock c,
+                            cache_eviction<Key> ev, mode m, std::uint64_t* out) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    std::uint64_t q[key_words];
+    layout::to_words(k, q);
+    const bucket_pair p = pair_of(q);
+    if (ev.flag != nullptr && t.thread_rank() == 0) *ev.flag = 0;
+    lock_pair(t, p);
+    scan_result r = locked_scan(t, q, p, c.now);
+    status st = status::inserted;
+    if (r.hit != npos && !r.hit_expired) {
+      if (m == mode::set) {
+        write_slot(t, r.hit, nullptr, value, expires, c.stamp);
+        st = status::assigned;
+      } else {
+        if (m == mode::get_or_set) {
+          if (out != nullptr) copy_value(t, r.hit, out);
+          if (t.thread_rank() == 0 && c.stamp > detail::load_word(s_.stamps[r.hit])) detail::store_word(s_.stamps[r.hit], c.stamp);
+        }
+        st = status::found;
+      }
+    } else {
+      std::size_t target = r.hit;  // an expired entry of this key is replaced in place
+      bool fills_empty = false;
+      if (target == npos) target = r.stale;
+      if (target == npos && r.free != npos) {
+        target = r.free;
+        fills_empty = true;
+      }
+      if (target == npos) {
+        // a walk may pass through p's own buckets (we hold them) even when it fails: scan again
+        make_room(t, p, c.stamp);
+        r = locked_scan(t, q, p, c.now);
+        target = r.free;
+        fills_empty = target != npos;
+      }
+      if (target == npos) {
+        target = r.victim;  // both buckets hold live entries: evict the least recently stamped
+        if (policy_ == cache_eviction_policy::random) {  // or any of them (the stamp is unique per operation)
+          const std::uint64_t h = hash_bits(c.stamp, seed_ + 0x2545f4914f6cdd1dull);
+          target = ((h & 1u) != 0 ? p.second : p.first) * BucketWidth + static_cast<std::size_t>((h >> 1) % BucketWidth);
+        }
+        if (t.thread_rank() == 0) {
+          if (ev.key != nullptr) *ev.key = slot_key(target);
+          if (ev.flag != nullptr) *ev.flag = 1;
+        }
+        if (ev.value != nullptr) copy_value(t, target, ev.value);
+      }
+      write_slot(t, target, q, value, expires, c.stamp);
+      if (fills_empty && t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(1, memory_order::relaxed);
+      if (m == mode::get_or_set && out != nullptr && value != nullptr)
+        for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = value[j];
+    }
+    unlock_pair(t, p);
+    return st;
+  }
+
+  /// First empty slot of bucket b, tile-wide (npos = none).
+  template <class Tile>
+  WARPKV_HD std::size_t free_in(const Tile& t, std::size_t b) const {
+    std::size_t mine = npos;
+    for (int i = 0; i < per_lane && mine == npos; ++i) {
+      const std::size_t slot = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
+      if (slot_empty(slot)) mine = slot;
+    }
+    return tile_first(t, mine);
+  }
+
+  /// Under the locks of p, with both buckets full: cuckoo walks (at most max_kicks displacement
+  /// steps in all, each walk at most max_path deep) for a path ending at an empty slot, then the
+  /// moves from its end back to p. True when a slot of p has been emptied.
+  template <class Tile>
+  WARPKV_HD bool make_room(const Tile& t, const bucket_pair& p, std::uint64_t salt) const {
+    if (buckets_ < 2 || max_kicks_ == 0) return false;
+    // (nearly) nowhere to go. One lane reads, all follow: lanes reading a word that other tiles
+    // change could disagree and then part ways around the tile's collectives
+    std::uint32_t crowded = 0;
+    if (t.thread_rank() == 0) crowded = atomic_ref<unsigned long long>(*s_.occupied).load(memory_order::relaxed) >= kick_slots_;
+    if (t.shfl(crowded, 0) != 0) return false;
+    std::uint32_t steps = 0;
+    for (std::uint32_t walk = 0; steps < max_kicks_; ++walk) {
+      std::size_t path_slot[max_path];
+      int depth = 0;
+      std::size_t cur = (walk & 1u) ? p.second : p.first;
+      std::size_t target = npos;
+      while (depth < max_path && steps < max_kicks_) {
+        ++steps;
+        const std::size_t slot =
+            cur * BucketWidth + static_cast<std::size_t>(hash_bits(salt + steps, walk) % static_cast<std::uint64_t>(BucketWidth));
+        // the displaced entry's other bucket (read by one lane: others may be writing it)
+        std::uint64_t alt = npos;
+        if (t.thread_rank() == 0 && !slot_empty(slot)) {
+          std::uint64_t w[key_words];
+          for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(slot, j));
+          const bucket_pair xp = pair_of(w);
+          alt = xp.first == cur ? xp.second : xp.first;
+        }
+        alt = t.shfl(alt, 0);
+        if (alt == npos) {  // emptied meanwhile (cannot be in p, which we hold)
+          if (depth > 0) target = slot;
+          break;
+        }
+        path_slot[depth++] = slot;
+        target = free_in(t, static_cast<std::size_t>(alt));
+        if (target != npos) break;
+        cur = static_cast<std::size_t>(alt);
+      }
+      if (target == npos) continue;
+      bool ok = true;
+      for (int d = depth - 1; d >= 0 && ok; --d) {
+        ok = move_entry(t, path_slot[d], target, p);
+        target = path_slot[d];
+      }
+      if (ok) return true;
+    }
+    return false;
+  }
+
+  /// Moves the entry of slot `from` to the empty slot `to` (its other bucket): try-locks the
+  /// buckets not in p (held already), checks both slots, copies, then empties `from`.
+  template <class Tile>
+  WARPKV_HD bool move_entry(const Tile& t, std::size_t from, std::size_t to, const bucket_pair& p) const {
+    const std::size_t fb = from / BucketWidth, tb = to / BucketWidth;
+    const bool own_f = fb == p.first || fb == p.second, own_t = tb == p.first || tb == p.second;
+    std::uint32_t got = 0;  // bit 0: locked fb, bit 1: locked tb, bit 2: checks passed
+    if (t.thread_rank() == 0) {
+      bool ok = true;
+      if (!own_f) {
+        ok = detail::try_lock_bucket(s_.locks[fb]);
+        if (ok) got |= 1u;
+      }
+      if (ok && !own_t) {
+        ok = detail::try_lock_bucket(s_.locks[tb]);
+        if (ok) got |= 2u;
+      }
+      if (ok && slot_empty(to) && !slot_empty(from)) {
+        std::uint64_t w[key_words];
+        for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(from, j));
+        const bucket_pair xp = pair_of(w);
+        if ((xp.first == fb && xp.second == tb) || (xp.first == tb && xp.second == fb)) got |= 4u;
+      }
+    }
+    got = t.shfl(got, 0);
+    t.sync();  // the locks taken by lane 0 order every lane's accesses
+    const bool ok = (got & 4u) != 0;
+    if (ok) {
+      std::uint64_t w[key_words];
+      for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(from, j));
+      const std::uint64_t expires = detail::load_word(s_.expires[from]);
+      const std::uint64_t stamp = detail::load_word(s_.stamps[from]);
+      // the copy first, then the clear: a reader of the key sees it in one of its buckets, and a
+      // reader overlapping the move sees a version change and reads again
+      std::uint32_t v = 0;
+      atomic_ref<std::uint32_t> ver(s_.versions[to]);
+      if (t.thread_rank() == 0) {
+        v = ver.load(memory_order::relaxed);
+        ver.store(v + 1, memory_order::relaxed);
+      }
+      t.sync();
+      atomic_thread_fence(memory_order::release);
+      for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize)
+        detail::store_word(value_at(to)[j], detail::load_word(value_at(from)[j]));
+      if (t.thread_rank() == 0) {
+        for (int j = 0; j < key_words; ++j) detail::store_word(key_word(to, j), w[j]);
+        detail::store_word(s_.expires[to], expires);
+        detail::store_word(s_.stamps[to], stamp);
+      }
+      t.sync();
+      if (t.thread_rank() == 0) ver.store(v + 2, memory_order::release);
+      clear_slot(t, from);
+    }
+    t.sync();
+    if (t.thread_rank() == 0) {
+      if (got & 2u) detail::unlock_bucket(s_.locks[tb]);
+      if (got & 1u) detail::unlock_bucket(s_.locks[fb]);
+    }
+    return ok;
+  }
+
+  cache_storage s_{};
+  std::size_t buckets_ = 0;
+  std::uint32_t value_words_ = 0;
+  std::uint64_t seed_ = 0;
+  std::uint32_t max_kicks_ = 0;
+  std::size_t kick_slots_ = 0;
+  cache_eviction_policy policy_ = cache_eviction_policy::lru;
+};
+
+}  // namespace warpkv

@@ -1,0 +1,52 @@
+#pragma once
+// The two synchronization words of kv_cache (argument: docs/design/cache.md).
+//
+//  - A per-bucket writer lock (0 free, 1 held): every operation that changes a bucket holds its
+//    lock; an operation on key k takes both of k's buckets in ascending order (blocking), a
+//    cuckoo move takes any further bucket only by try-lock, so no cycle of waits can form.
+//  - A per-slot version (seqlock): even = stable, odd = a writer is changing the slot. Readers
+//    never write shared memory for correctness: they read the versions, the slot, and the
+//    versions again, and retry unless nothing changed.
+#include <cstdint>
+
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/backoff.hpp"
+#include "warpkv/core/config.hpp"
+
+namespace warpkv::detail {
+
+/// Spins until the bucket lock is taken (acquire).
+WARPKV_HD inline void lock_bucket(std::uint32_t& word) {
+  for (int attempt = 0;; ++attempt) {
+    std::uint32_t expected = 0;
+    if (atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::acquire)) return;
+    backoff(attempt);
+  }
+}
+
+/// One attempt; true when the lock was taken.
+WARPKV_HD inline bool try_lock_bucket(std::uint32_t& word) {
+  std::uint32_t expected = 0;
+  return atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::acquire);
+}
+
+WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).store(0u, memory_order::release); }
+
+WARPKV_HD inline std::uint64_t load_word(const std::uint64_t& w) {
+  return atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(w)).load(memory_order::relaxed);
+}
+WARPKV_HD inline void store_word(std::uint64_t& w, std::uint64_t v) {
+  atomic_ref<std::uint64_t>(w).store(v, memory_order::relaxed);
+}
+
+/// 64 x 64 -> high 64 bits: maps a hash onto [0, n) without a division (identical on both backends).
+WARPKV_HD inline std::uint64_t mul_high(std::uint64_t a, std::uint64_t b) {
+#if WARPKV_DEVICE_PASS
+  return __umul64hi(a, b);
+#else
+  __extension__ using u128 = unsigned __int128;
+  return static_cast<std::uint64_t>((static_cast<u128>(a) * b) >> 64);
+#endif
+}
+
+}  // namespace warpkv::detail

@@ -1,0 +1,341 @@
+#pragma once
+// warpkv::kv_cache: a fixed-size GPU key-value cache after CCHT (bucketed cuckoo hashing with two
+// hash functions, bounded cuckoo moves, LRU eviction, batched operations). Design, linearization
+// points and the progress argument: docs/design/cache.md.
+//
+// What it guarantees:
+//  - Capacity is fixed at construction: capacity() slots (the requested entries rounded up to
+//    whole buckets) of value_bytes() bytes each; nothing is allocated afterwards. size() never
+//    exceeds capacity().
+//  - It may forget (evict, expire) but never returns a wrong or torn value: a hit returns a
+//    value the key held at an instant during the call (the latest one in a sequential run).
+//  - An insert into a key's two full buckets first tries cuckoo moves (at most max_kicks steps,
+//    default 5000 as in the seed, only while a free slot exists anywhere), then evicts the least
+//    recently used entry of those two buckets (an approximate LRU by per-slot recency stamps;
+//    exact LRU when the table has two buckets). An expired entry is replaced before any live one.
+//  - Every operation gets a status (core/status.hpp): get/contains -> found | not_found;
+//    set -> inserted | assigned; add -> inserted | found; erase -> erased | not_found;
+//    get_or_set -> found | inserted; any -> invalid_key for a sentinel key (uint64 max; for
+//    byte keys length 0 or above the maximum), which never touches the cache.
+//
+// Concurrency (host threads, streams):
+//  - get, set, add, erase, get_or_set, contains and execute (mixed batches) may be called from
+//    several host threads at once; each operation is linearizable on its own, batches interleave.
+//    On the GPU they are ordered on the cache's stream (execution::stream): calls from several
+//    host threads are safe, and run one after another on the device.
+//  - clear(), import_entries() (it is a set batch and may run concurrently, but its result only
+//    means something alone), export_entries() and size() are whole-table passes: call them while
+//    no other operation runs on this cache (size() then is exact; concurrently it is a
+//    snapshot-free estimate, never more than capacity()).
+//  - A device ref() is usable in user kernels concurrently with batches; the caller supplies the
+//    clock (cache_clock), see cache_ref.hpp.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "warpkv/cache/cache_keys.hpp"
+#include "warpkv/cache/cache_ref.hpp"
+#include "warpkv/cache/detail/cache_passes.hpp"
+#include "warpkv/core/batch.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/table_passes.hpp"
+
+namespace warpkv {
+
+struct cache_config {
+  std::size_t capacity = 0;        ///< entries (rounded up to whole buckets); must be > 0
+  std::size_t value_bytes = 8;     ///< bytes per value, 1 .. max_value_bytes; stored in value_stride() bytes
+  std::uint32_t max_kicks = 5000;  ///< cuckoo displacement steps an insert may try before evicting (0: evict at once)
+  double kick_load_limit = 0.95;   ///< cuckoo moves only while fewer than this x capacity slots are filled; 1.0
+                                   ///< is the seed's (a walk then hunts the last free slots: up to max_kicks steps per insert)
+  std::uint64_t seed = 0;          ///< hash seed
+  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default) or random (the seed's baseline)
+};
+
+/// Largest value width the cache accepts.
+inline constexpr std::size_t max_value_bytes = 4096;
+
+/// An entry evicted by a set/add/get_or_set batch: the operation's index, the key and its value.
+template <class Key>
+struct cache_evictions {
+  std::vector<std::size_t> op_index;
+  std::vector<Key> keys;
+  std::vector<std::byte> values;  ///< op_index.size() x value_stride() bytes
+};
+
+template <class Key = std::uint64_t, int BucketWidth = 4, int TileSize = (BucketWidth < 8 ? BucketWidth : 8)>
+class kv_cache {
+ public:
+  using key_type = Key;
+  using ref_type = cache_ref<Key, BucketWidth, TileSize>;
+  static constexpr int bucket_width = BucketWidth;
+  static constexpr int tile_size = TileSize;
+
+  explicit kv_cache(cache_config cfg, execution ex = execution::automatic()) : cfg_(cfg), ex_(ex) {
+    require(cfg.capacity > 0, "capacity", "a cache needs room for at least one entry");
+    require(cfg.value_bytes > 0 && cfg.value_bytes <= max_value_bytes, "value_bytes",
+            "must be 1 .. " + std::to_string(max_value_bytes) + ", got " + std::to_string(cfg.value_bytes));
+    require(cfg.capacity <= (std::size_t{1} << 40), "capacity", "above 2^40 entries");
+    require(cfg.kick_load_limit >= 0.0 && cfg.kick_load_limit <= 1.0, "kick_load_limit", "must be in [0, 1]");
+    require(cfg.eviction == cache_eviction_policy::lru || cfg.eviction == cache_eviction_policy::random, "eviction",
+            "unknown eviction policy");
+    buckets_ = (cfg.capacity + BucketWidth - 1) / BucketWidth;
+    value_words_ = static_cast<std::uint32_t>((cfg.value_bytes + 7) / 8);
+    const std::size_t slots = buckets_ * BucketWidth;
+    keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
+    values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
+    versions_ = buffer<std::uint32_t>(slots, ex_);
+    stamps_ = buffer<std::uint64_t>(slots, ex_);
+    expires_ = buffer<std::uint64_t>(slots, ex_);
+    locks_ = buffer<std::uint32_t>(buckets_, ex_);
+    occupied_ = buffer<unsigned long long>(1, ex_);
+    clear();
+  }
+
+  /// Slots: the most entries the cache can hold.
+  [[nodiscard]] std::size_t capacity() const { return buckets_ * BucketWidth; }
+  [[nodiscard]] std::size_t value_bytes() const { return cfg_.value_bytes; }
+  /// Bytes per value in every value buffer of this API (value_bytes rounded up to 8).
+  [[nodiscard]] std::size_t value_stride() const { return std::size_t{value_words_} * 8; }
+  [[nodiscard]] const cache_config& config() const { return cfg_; }
+  [[nodiscard]] const execution& exec() const { return ex_; }
+
+  /// The expiry clock: an entry whose expiry time is nonzero and <= time() reads as a miss.
+  void set_time(std::uint64_t now) { now_.store(now, std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t time() const { return now_.load(std::memory_order_relaxed); }
+
+  /// The device view, for user kernels.
+  [[nodiscard]] ref_type ref() const {
+    const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
+    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots, cfg_.eviction);
+  }
+  /// Recency stamps handed to batches so far; user kernels driving ref() may take theirs from
+  /// reserve_stamps(n) so that their operations order with the batches'.
+  std::uint64_t reserve_stamps(std::size_t n) { return clock_.fetch_add(n + 1, std::memory_order_relaxed) + 1; }
+
+  // ---- batches (host memory spans; values are value_stride() bytes each) -------------------
+  void get(std::span<const Key> keys, std::span<std::byte> values_out, std::span<status> statuses) {
+    run(cache_op::get, {}, keys, {}, values_out, statuses, {}, nullptr);
+  }
+  void contains(std::span<const Key> keys, std::span<status> statuses) {
+    run(cache_op::contains, {}, keys, {}, {}, statuses, {}, nullptr);
+  }
+  /// Insert or assign; `expires_at` empty: never expire. `evicted` (optional) receives what was evicted.
+  void set(std::span<const Key> keys, std::span<const std::byte> values, std::span<status> statuses,
+           cache_evictions<Key>* evicted = nullptr, std::span<const std::uint64_t> expires_at = {}) {
+    run(cache_op::set, {}, keys, values, {}, statuses, expires_at, evicted);
+  }
+  void add(std::span<const Key> keys, std::span<const std::byte> values, std::span<status> statuses,
+           cache_evictions<Key>* evicted = nullptr, std::span<const std::uint64_t> expires_at = {}) {
+    run(cache_op::add, {}, keys, values, {}, statuses, expires_at, evicted);
+  }
+  void erase(std::span<const Key> keys, std::span<status> statuses) {
+    run(cache_op::erase, {}, keys, {}, {}, statuses, {}, nullptr);
+  }
+  void get_or_set(std::span<const Key> keys, std::span<const std::byte> values, std::span<std::byte> values_out,
+                  std::span<status> statuses, cache_evictions<Key>* evicted = nullptr,
+                  std::span<const std::uint64_t> expires_at = {}) {
+    run(cache_op::get_or_set, {}, keys, values, values_out, statuses, expires_at, evicted);
+  }
+  /// A mixed batch: operation i is ops[i] on keys[i]; values (in: set/add/get_or_set, out:
+  /// get/get_or_set) at i x value_stride(); spans not needed by any operation may be empty.
+  void execute(std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> values_in,
+               std::span<std::byte> values_out, std::span<status> statuses, cache_evictions<Key>* evicted = nullptr,
+               std::span<const std::uint64_t> expires_at = {}) {
+    require(ops.size() == keys.size(), "ops", "one operation code per key");
+    run(cache_op::get, ops, keys, values_in, values_out, statuses, expires_at, evicted);
+  }
+
+  /// A mixed batch whose arrays already live in the backend's memory (device pointers on the
+  /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
+  /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
+  batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                                 const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
+                                 const std::uint64_t* expires_at = nullptr) {
+    detail::cache_batch_op<ref_type> op;
+    op.ref = ref();
+    op.ops = ops;
+    op.uniform = uniform;
+    op.keys = keys;
+    op.values_in = values_in;
+    op.values_out = values_out;
+    op.expires = expires_at;
+    op.stamp_base = reserve_stamps(n);
+    op.now = time();
+    return launch_batch<TileSize>(ex_, n, op, statuses);
+  }
+
+  /// Live (present, unexpired) entries. A whole-table pass.
+  [[nodiscard]] std::size_t size() const {
+    buffer<unsigned long long> count(1, ex_);
+    const unsigned long long zero = 0;
+    count.copy_from_host(&zero, 1);
+    detail::for_each_index(ex_, capacity(), detail::cache_collect_fn<ref_type>{ref(), time(), count.data()});
+    unsigned long long n = 0;
+    count.copy_to_host(&n, 1);
+    return static_cast<std::size_t>(n);
+  }
+
+  /// Empties the cache. Not concurrently with other operations.
+  void clear() {
+    detail::for_each_index(ex_, capacity(), detail::cache_init_fn<ref_type>{storage(), static_cast<std::uint32_t>(BucketWidth)});
+    synchronize(ex_);
+  }
+
+  struct entries {
+    std::vector<Key> keys;
+    std::vector<std::byte> values;             ///< keys.size() x value_stride()
+    std::vector<std::uint64_t> expires_at;     ///< 0 = never
+  };
+  /// Every live entry (for persistence and warm restart). Not concurrently with other operations.
+  [[nodiscard]] entries export_entries() const {
+    const std::size_t slots = capacity();
+    buffer<unsigned long long> count(1, ex_);
+    const unsigned long long zero = 0;
+    count.copy_from_host(&zero, 1);
+    buffer<Key> k(slots, ex_);
+    buffer<std::uint64_t> v(slots * value_words_, ex_);
+    buffer<std::uint64_t> e(slots, ex_);
+    detail::for_each_index(ex_, slots,
+                           detail::cache_collect_fn<ref_type>{ref(), time(), count.data(), k.data(), v.data(), e.data()});
+    unsigned long long n = 0;
+    count.copy_to_host(&n, 1);
+    entries out;
+    out.keys.resize(n);
+    out.expires_at.resize(n);
+    std::vector<std::uint64_t> words(n * value_words_);
+    k.copy_to_host(out.keys.data(), n);
+    v.copy_to_host(words.data(), words.size());
+    e.copy_to_host(out.expires_at.data(), n);
+    out.values.resize(words.size() * 8);
+    if (!words.empty()) std::memcpy(out.values.data(), words.data(), out.values.size());
+    return out;
+  }
+  /// Sets every entry of `in` (a set batch, with their expiry times); returns the statuses.
+  std::vector<status> import_entries(const entries& in) {
+    std::vector<status> st(in.keys.size());
+    set(in.keys, in.values, st, nullptr, in.expires_at);
+    return st;
+  }
+
+ private:
+  [[nodiscard]] cache_storage storage() const {
+    return cache_storage{keys_.data(), values_.data(), versions_.data(), stamps_.data(), expires_.data(), locks_.data(),
+                         occupied_.data()};
+  }
+
+  void run(cache_op uniform, std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> in,
+           std::span<std::byte> out, std::span<status> statuses, std::span<const std::uint64_t> expires_at,
+           cache_evictions<Key>* evicted) {
+    const std::size_t n = keys.size();
+    const std::size_t stride = value_stride();
+    require(statuses.size() == n, "statuses", "one status per key");
+    bool needs_in = false, needs_out = false;
+    if (ops.empty()) {
+      needs_in = uniform == cache_op::set || uniform == cache_op::add || uniform == cache_op::get_or_set;
+      needs_out = uniform == cache_op::get || uniform == cache_op::get_or_set;
+    } else {
+      for (const cache_op o : ops) {
+        require(static_cast<unsigned>(o) <= static_cast<unsigned>(cache_op::contains), "ops", "unknown operation code");
+        needs_in = needs_in || o == cache_op::set || o == cache_op::add || o == cache_op::get_or_set;
+        needs_out = needs_out || o == cache_op::get || o == cache_op::get_or_set;
+      }
+    }
+    if (needs_in)
+      require(in.size() == n * stride, "values",
+              std::to_string(in.size()) + " bytes given, the batch needs " + std::to_string(n) + " x value_stride() = " +
+                  std::to_string(n * stride));
+    if (needs_out)
+      require(out.size() == n * stride, "values_out",
+              std::to_string(out.size()) + " bytes given, the batch needs " + std::to_string(n * stride));
+    require(expires_at.empty() || expires_at.size() == n, "expires_at", "empty or one expiry time per key");
+    if (n == 0) {
+      if (evicted != nullptr) *evicted = {};
+      return;
+    }
+
+    buffer<Key> d_keys = buffer<Key>::from_host(keys, ex_);
+    buffer<cache_op> d_ops;
+    if (!ops.empty()) d_ops = buffer<cache_op>::from_host(ops, ex_);
+    buffer<std::uint64_t> d_in, d_out, d_exp, d_ev_values;
+    if (needs_in) {
+      d_in = buffer<std::uint64_t>(n * value_words_, ex_);
+      copy_bytes_in(d_in, in);
+    }
+    if (needs_out) d_out = buffer<std::uint64_t>(n * value_words_, ex_);
+    if (!expires_at.empty()) d_exp = buffer<std::uint64_t>::from_host(expires_at, ex_);
+    buffer<Key> d_ev_keys;
+    buffer<std::uint8_t> d_ev_flags;
+    if (evicted != nullptr) {
+      d_ev_keys = buffer<Key>(n, ex_);
+      d_ev_values = buffer<std::uint64_t>(n * value_words_, ex_);
+      d_ev_flags = buffer<std::uint8_t>(n, ex_);
+    }
+    buffer<status> d_status(n, ex_);
+
+    detail::cache_batch_op<ref_type> op;
+    op.ref = ref();
+    op.ops = d_ops.data();
+    op.uniform = uniform;
+    op.keys = d_keys.data();
+    op.values_in = d_in.data();
+    op.values_out = d_out.data();
+    op.expires = d_exp.data();
+    op.stamp_base = reserve_stamps(n);
+    op.now = time();
+    op.evicted_keys = d_ev_keys.data();
+    op.evicted_values = d_ev_values.data();
+    op.evicted_flags = d_ev_flags.data();
+    launch_batch<TileSize>(ex_, n, op, d_status.data());
+
+    d_status.copy_to_host(statuses.data(), n);
+    if (needs_out) {
+      std::vector<std::uint64_t> words(n * value_words_);
+      d_out.copy_to_host(words.data(), words.size());
+      std::memcpy(out.data(), words.data(), out.size());
+    }
+    if (evicted != nullptr) {
+      std::vector<std::uint8_t> flags(n);
+      d_ev_flags.copy_to_host(flags.data(), n);
+      std::vector<Key> ks(n);
+      d_ev_keys.copy_to_host(ks.data(), n);
+      std::vector<std::uint64_t> vs(n * value_words_);
+      d_ev_values.copy_to_host(vs.data(), vs.size());
+      *evicted = {};
+      for (std::size_t i = 0; i < n; ++i) {
+        if (flags[i] == 0) continue;
+        evicted->op_index.push_back(i);
+        evicted->keys.push_back(ks[i]);
+        const auto* b = reinterpret_cast<const std::byte*>(vs.data() + i * value_words_);
+        evicted->values.insert(evicted->values.end(), b, b + stride);
+      }
+    }
+  }
+
+  void copy_bytes_in(buffer<std::uint64_t>& dst, std::span<const std::byte> src) {
+    std::vector<std::uint64_t> words(dst.size());
+    std::memcpy(words.data(), src.data(), src.size());
+    dst.copy_from_host(words.data(), words.size());
+  }
+
+  cache_config cfg_;
+  execution ex_;
+  std::size_t buckets_ = 0;
+  std::uint32_t value_words_ = 0;
+  std::atomic<std::uint64_t> clock_{0};
+  std::atomic<std::uint64_t> now_{0};
+  buffer<std::uint64_t> keys_, values_;
+  buffer<std::uint32_t> versions_;
+  buffer<std::uint64_t> stamps_, expires_;
+  buffer<std::uint32_t> locks_;
+  buffer<unsigned long long> occupied_;
+};
+
+}  // namespace warpkv

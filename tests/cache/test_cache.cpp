@@ -1,0 +1,608 @@
+// kv_cache: a sequential model fed by the cache's own eviction reports (exact where one tile runs
+// the operations in order), exact LRU where the table has two buckets, expiry, export/import,
+// eviction under load, bad input, racing tiles on hot keys (every value carries its key, its
+// writer and a checksum of its words, so a torn or wrong value fails), and the host submitter.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <list>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "../common/backend.hpp"
+#include "warpkv/cache/kv_cache.hpp"
+#include "warpkv/cache/submitter.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+// ---- keys and self-checking values ------------------------------------------------------------
+template <class Key>
+Key key_of(std::uint64_t id) {
+  if constexpr (std::is_same_v<Key, std::uint64_t>) {
+    return id * 0x9e3779b97f4a7c15ull % 0xfffffffffffull + 1;
+  } else {
+    return Key::from("user" + std::to_string(id * 7919 + 13));  // YCSB-like, up to 24 bytes
+  }
+}
+template <class Key>
+std::uint64_t key_id_bits(const Key& k) {
+  if constexpr (std::is_same_v<Key, std::uint64_t>) {
+    return k;
+  } else {
+    std::uint64_t w[cache_key_layout<Key>::words];
+    cache_key_layout<Key>::to_words(k, w);
+    return cache_key_layout<Key>::hash(w, 99);
+  }
+}
+
+/// Value of (key, version): word 0 the key's bits, word 1 the version, then words derived from
+/// both, and the last word a checksum of all the others: bytes from two writes never check out.
+void make_value(std::uint64_t key_bits, std::uint64_t version, std::uint64_t* w, std::size_t words) {
+  std::uint64_t sum = 0;
+  for (std::size_t j = 0; j < words; ++j) {
+    if (j == 0) w[j] = key_bits;
+    else if (j == 1) w[j] = version;
+    else if (j + 1 == words) w[j] = sum;
+    else w[j] = fmix64(key_bits ^ (version * 0x9e3779b97f4a7c15ull) ^ j);
+    if (j + 1 < words) sum = fmix64(sum ^ w[j]);
+  }
+}
+/// The version a value carries, or ~0 when it is not a consistent value of `key_bits`.
+std::uint64_t check_value(std::uint64_t key_bits, const std::uint64_t* w, std::size_t words) {
+  std::vector<std::uint64_t> expect(words);
+  make_value(key_bits, words > 1 ? w[1] : 0, expect.data(), words);
+  return std::equal(expect.begin(), expect.end(), w) ? (words > 1 ? w[1] : 0) : ~0ull;
+}
+
+template <class Cache>
+std::vector<std::byte> values_for(const Cache& c, const std::vector<typename Cache::key_type>& keys,
+                                  const std::vector<std::uint64_t>& versions) {
+  const std::size_t words = c.value_stride() / 8;
+  std::vector<std::uint64_t> w(keys.size() * words);
+  for (std::size_t i = 0; i < keys.size(); ++i) make_value(key_id_bits(keys[i]), versions[i], &w[i * words], words);
+  std::vector<std::byte> out(w.size() * 8);
+  std::memcpy(out.data(), w.data(), out.size());
+  return out;
+}
+const std::uint64_t* words_at(const std::vector<std::byte>& v, std::size_t i, std::size_t stride) {
+  return reinterpret_cast<const std::uint64_t*>(v.data() + i * stride);
+}
+
+std::size_t scaled(std::size_t n, std::size_t at_least = 1) {
+  return std::max<std::size_t>(at_least, static_cast<std::size_t>(static_cast<double>(n) * test_scale()));
+}
+
+// ---- sequential model from the cache's own eviction reports ------------------------------
+template <class Cache>
+class CacheModel : public ::testing::Test {};
+using ModelCaches = ::testing::Types<kv_cache<std::uint64_t, 4, 1>, kv_cache<std::uint64_t, 8, 2>,
+                                     kv_cache<byte_key<32>, 4, 1>, kv_cache<std::uint64_t, 16, 1>>;
+TYPED_TEST_SUITE(CacheModel, ModelCaches);
+
+// One tile serves the batch in index order, so the cache is a deterministic sequential object:
+// a key is present exactly when the model says so (evictions are reported), a hit returns the
+// latest value, and size() matches.
+TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
+  using Cache = TypeParam;
+  using Key = typename Cache::key_type;
+  WARPKV_TEST_EXECUTION(ex0);
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  const int seeds = static_cast<int>(scaled(6, 2));
+  for (int seed = 0; seed < seeds; ++seed) {
+    std::mt19937_64 rng(1000 + seed);
+    cache_config cfg;
+    cfg.capacity = 16 + rng() % 200;
+    cfg.value_bytes = seed % 2 == 0 ? 100 : 32;
+    cfg.max_kicks = seed % 3 == 0 ? 0 : 5000;
+    cfg.eviction = seed % 4 == 3 ? cache_eviction_policy::random : cache_eviction_policy::lru;
+    cfg.seed = rng();
+    Cache cache(cfg, ex);
+    const std::size_t words = cache.value_stride() / 8;
+    const std::size_t key_range = cache.capacity() * (1 + rng() % 3);
+    std::map<std::uint64_t, std::uint64_t> model;  // key id -> version
+    std::uint64_t version = 1;
+    const std::size_t batches = scaled(40, 8);
+    for (std::size_t b = 0; b < batches; ++b) {
+      const std::size_t n = 1 + rng() % 64;
+      std::vector<cache_op> ops(n);
+      std::vector<Key> keys(n);
+      std::vector<std::uint64_t> ids(n), versions(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const unsigned r = rng() % 100;
+        ops[i] = r < 35 ? cache_op::get : r < 65 ? cache_op::set : r < 75 ? cache_op::add : r < 83 ? cache_op::erase
+                                                                  : r < 93 ? cache_op::get_or_set : cache_op::contains;
+        ids[i] = 1 + rng() % key_range;
+        keys[i] = key_of<Key>(ids[i]);
+        versions[i] = version++;
+      }
+      const auto in = values_for(cache, keys, versions);
+      std::vector<std::byte> out(n * cache.value_stride());
+      std::vector<status> st(n);
+      cache_evictions<Key> ev;
+      if (ex.where == backend::host) {
+        cache.execute(ops, keys, in, out, st, &ev);  // one host tile: the batch runs in index order
+      } else {
+        // the GPU runs a batch's operations concurrently: one operation per batch keeps the order
+        const std::size_t stride = cache.value_stride();
+        for (std::size_t i = 0; i < n; ++i) {
+          cache_evictions<Key> one;
+          cache.execute(std::span(ops).subspan(i, 1), std::span(keys).subspan(i, 1),
+                        std::span(in).subspan(i * stride, stride), std::span(out).subspan(i * stride, stride),
+                        std::span(st).subspan(i, 1), &one);
+          for (std::size_t e = 0; e < one.keys.size(); ++e) {
+            ev.op_index.push_back(i);
+            ev.keys.push_back(one.keys[e]);
+            ev.values.insert(ev.values.end(), one.values.begin() + static_cast<std::ptrdiff_t>(e * stride),
+                             one.values.begin() + static_cast<std::ptrdiff_t>((e + 1) * stride));
+          }
+        }
+      }
+      std::size_t next_ev = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool present = model.count(ids[i]) != 0;
+        const std::uint64_t kb = key_id_bits(keys[i]);
+        switch (ops[i]) {
+          case cache_op::get:
+          case cache_op::contains:
+            ASSERT_EQ(st[i], present ? status::found : status::not_found) << "op " << i << " batch " << b;
+            if (present && ops[i] == cache_op::get) {
+              ASSERT_EQ(check_value(kb, words_at(out, i, cache.value_stride()), words), model[ids[i]]);
+            }
+            break;
+          case cache_op::erase:
+            ASSERT_EQ(st[i], present ? status::erased : status::not_found);
+            model.erase(ids[i]);
+            break;
+          case cache_op::set:
+            ASSERT_EQ(st[i], present ? status::assigned : status::inserted);
+            model[ids[i]] = versions[i];
+            break;
+          case cache_op::add:
+            ASSERT_EQ(st[i], present ? status::found : status::inserted);
+            if (!present) model[ids[i]] = versions[i];
+            break;
+          case cache_op::get_or_set:
+            ASSERT_EQ(st[i], present ? status::found : status::inserted);
+            if (!present) model[ids[i]] = versions[i];
+            ASSERT_EQ(check_value(kb, words_at(out, i, cache.value_stride()), words), model[ids[i]]);
+            break;
+        }
+        if (next_ev < ev.op_index.size() && ev.op_index[next_ev] == i) {
+          ASSERT_NE(st[i], status::assigned) << "an assignment never evicts";
+          // the evicted key was present, with its latest value, and is now gone
+          const Key gone = ev.keys[next_ev];
+          std::uint64_t gone_id = 0;
+          bool known = false;
+          for (const auto& [id, ver] : model)
+            if (key_of<Key>(id) == gone) {
+              gone_id = id;
+              known = true;
+              break;
+            }
+          ASSERT_TRUE(known) << "evicted a key that was not present";
+          ASSERT_NE(gone_id, ids[i]);
+          ASSERT_EQ(check_value(key_id_bits(gone), words_at(ev.values, next_ev, cache.value_stride()), words),
+                    model[gone_id]);
+          // it was one of the new key's two buckets' entries
+          const auto p = cache.ref().buckets_of(keys[i]);
+          const auto q = cache.ref().buckets_of(gone);
+          ASSERT_TRUE(q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second);
+          model.erase(gone_id);
+          ++next_ev;
+        }
+      }
+      ASSERT_EQ(next_ev, ev.op_index.size());
+      ASSERT_LE(model.size(), cache.capacity());
+      ASSERT_EQ(cache.size(), model.size());
+    }
+  }
+}
+
+// ---- exact LRU where every key's candidates are the whole table -----------------------
+// Random eviction (the seed's "random CHT") still evicts exactly one present entry per insert
+// into a full table, and over many inserts does not always pick the least recently used one.
+TEST(CacheLru, RandomPolicyEvictsSomeoneElse) {
+  WARPKV_TEST_EXECUTION(ex0);
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  cache_config cfg;
+  cfg.capacity = 8;
+  cfg.value_bytes = 8;
+  cfg.eviction = cache_eviction_policy::random;
+  kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+  std::list<std::uint64_t> lru;
+  int not_lru = 0;
+  for (std::uint64_t k = 1; k <= 200; ++k) {
+    std::vector<std::uint64_t> keys{k};
+    std::vector<std::byte> v(8);
+    std::vector<status> st(1);
+    cache_evictions<std::uint64_t> ev;
+    cache.set(keys, v, st, &ev);
+    ASSERT_EQ(st[0], status::inserted);
+    if (lru.size() == 8) {
+      ASSERT_EQ(ev.keys.size(), 1u);
+      ASSERT_NE(std::find(lru.begin(), lru.end(), ev.keys[0]), lru.end()) << "evicted an absent key";
+      if (ev.keys[0] != lru.back()) ++not_lru;
+      lru.remove(ev.keys[0]);
+    } else {
+      ASSERT_TRUE(ev.keys.empty());
+    }
+    lru.push_front(k);
+  }
+  EXPECT_GT(not_lru, 50);
+  EXPECT_EQ(cache.size(), 8u);
+}
+
+TEST(CacheLru, TwoBucketsAreExactLru) {
+  WARPKV_TEST_EXECUTION(ex0);
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  for (int seed = 0; seed < static_cast<int>(scaled(10, 3)); ++seed) {
+    std::mt19937_64 rng(seed);
+    cache_config cfg;
+    cfg.capacity = 8;  // 2 buckets of 4: each key's two buckets are the table
+    cfg.value_bytes = 8;
+    cfg.seed = rng();
+    kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+    std::list<std::uint64_t> lru;  // front = most recent
+    auto touch = [&](std::uint64_t k) {
+      lru.remove(k);
+      lru.push_front(k);
+    };
+    auto has = [&](std::uint64_t k) { return std::find(lru.begin(), lru.end(), k) != lru.end(); };
+    for (int step = 0; step < static_cast<int>(scaled(400, 100)); ++step) {
+      const std::uint64_t k = 1 + rng() % 20;
+      const int what = static_cast<int>(rng() % 3);
+      std::vector<std::uint64_t> keys{k};
+      std::vector<std::uint64_t> val{k * 10};
+      std::vector<std::byte> bytes(8), out(8);
+      std::memcpy(bytes.data(), val.data(), 8);
+      std::vector<status> st(1);
+      cache_evictions<std::uint64_t> ev;
+      if (what == 0) {
+        cache.get(keys, out, st);
+        ASSERT_EQ(st[0] == status::found, has(k)) << "step " << step;
+        if (has(k)) touch(k);
+      } else if (what == 1) {
+        cache.set(keys, bytes, st, &ev);
+        if (!has(k) && lru.size() == 8) {
+          ASSERT_EQ(ev.keys.size(), 1u) << "step " << step;
+          ASSERT_EQ(ev.keys[0], lru.back()) << "not the least recently used, step " << step;
+          lru.pop_back();
+        } else {
+          ASSERT_TRUE(ev.keys.empty());
+        }
+        touch(k);
+      } else {
+        cache.erase(keys, st);
+        ASSERT_EQ(st[0] == status::erased, has(k));
+        lru.remove(k);
+      }
+    }
+  }
+}
+
+// ---- expiry ------------------------------------------------------------------------------
+TEST(CacheExpiry, ExpiredReadsAsMissAndGoesFirst) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 8;
+  cfg.value_bytes = 16;
+  kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+  cache.set_time(100);
+  std::vector<std::uint64_t> keys{1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<std::uint64_t> versions(8, 1);
+  const auto vals = values_for(cache, keys, versions);
+  std::vector<std::uint64_t> exp{0, 0, 150, 0, 0, 0, 0, 0};  // key 3 expires at time 150
+  std::vector<status> st(8);
+  cache.set(keys, vals, st, nullptr, exp);
+  EXPECT_EQ(cache.size(), 8u);
+  cache.set_time(150);
+  EXPECT_EQ(cache.size(), 7u);
+  std::vector<std::uint64_t> k3{3};
+  std::vector<std::byte> out(16);
+  std::vector<status> s1(1);
+  cache.get(k3, out, s1);
+  EXPECT_EQ(s1[0], status::not_found);
+  // the full cache takes a new key by replacing the expired entry, evicting no live one
+  std::vector<std::uint64_t> k9{9};
+  cache_evictions<std::uint64_t> ev;
+  cache.set(k9, values_for(cache, k9, {1}), s1, &ev);
+  EXPECT_EQ(s1[0], status::inserted);
+  EXPECT_TRUE(ev.keys.empty());
+  std::vector<std::byte> all(8 * 16);
+  std::vector<std::uint64_t> live{1, 2, 4, 5, 6, 7, 8, 9};
+  cache.get(live, all, st);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(st[i], status::found) << live[i];
+  // setting an expired key again counts as an insert
+  cache.set_time(200);
+  std::vector<std::uint64_t> k1{1};
+  cache.set(k1, values_for(cache, k1, {2}), s1, nullptr, std::vector<std::uint64_t>{250});
+  EXPECT_EQ(s1[0], status::assigned);
+  cache.set_time(260);
+  cache.contains(k1, s1);
+  EXPECT_EQ(s1[0], status::not_found);
+  cache.set(k1, values_for(cache, k1, {3}), s1);
+  EXPECT_EQ(s1[0], status::inserted);
+}
+
+TEST(CacheExport, RoundTripsEveryLiveEntry) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 500;
+  cfg.value_bytes = 100;
+  kv_cache<byte_key<32>, 8, 4> a(cfg, ex);
+  std::vector<byte_key<32>> keys;
+  std::vector<std::uint64_t> versions, exp;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    keys.push_back(key_of<byte_key<32>>(i));
+    versions.push_back(i + 7);
+    exp.push_back(i % 10 == 0 ? 50 : i % 10 == 1 ? 500 : 0);
+  }
+  std::vector<status> st(keys.size());
+  a.set(keys, values_for(a, keys, versions), st, nullptr, exp);
+  a.set_time(60);  // every tenth entry has expired
+  const auto e = a.export_entries();
+  EXPECT_EQ(e.keys.size(), 270u);
+  EXPECT_EQ(a.size(), 270u);
+  kv_cache<byte_key<32>, 8, 4> b(cfg, ex);
+  b.set_time(60);
+  const auto ist = b.import_entries(e);
+  for (const status s : ist) EXPECT_EQ(s, status::inserted);
+  std::vector<std::byte> out(keys.size() * b.value_stride());
+  b.get(keys, out, st);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i % 10 == 0) {
+      EXPECT_EQ(st[i], status::not_found);
+      continue;
+    }
+    ASSERT_EQ(st[i], status::found) << i;
+    EXPECT_EQ(check_value(key_id_bits(keys[i]), words_at(out, i, b.value_stride()), b.value_stride() / 8), versions[i]);
+  }
+  b.set_time(500);  // expiry times travelled along
+  EXPECT_EQ(b.size(), 240u);
+}
+
+// ---- eviction under load -----------------------------------------------------------------
+TEST(CacheEviction, SmallCacheEndsFullOfCorrectValues) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 256;
+  cfg.value_bytes = 32;
+  kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+  const std::size_t key_range = cache.capacity() * 10;  // capacity = 10% of the keys
+  std::mt19937_64 rng(5);
+  std::size_t evictions = 0, inserts = 0;
+  for (std::size_t b = 0; b < scaled(30, 4); ++b) {
+    std::vector<std::uint64_t> keys(512), versions(512);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      keys[i] = key_of<std::uint64_t>(1 + rng() % key_range);
+      versions[i] = b;
+    }
+    std::vector<status> st(keys.size());
+    cache_evictions<std::uint64_t> ev;
+    cache.set(keys, values_for(cache, keys, versions), st, &ev);
+    evictions += ev.keys.size();
+    inserts += static_cast<std::size_t>(std::count(st.begin(), st.end(), status::inserted));
+  }
+  const auto e = cache.export_entries();
+  EXPECT_EQ(e.keys.size(), cache.capacity());
+  EXPECT_EQ(inserts - evictions, cache.capacity()) << "every insert beyond capacity evicted exactly one entry";
+  std::set<std::uint64_t> unique(e.keys.begin(), e.keys.end());
+  EXPECT_EQ(unique.size(), e.keys.size());
+  for (std::size_t i = 0; i < e.keys.size(); ++i)
+    ASSERT_NE(check_value(e.keys[i], words_at(e.values, i, cache.value_stride()), cache.value_stride() / 8), ~0ull);
+}
+
+// ---- bad input ---------------------------------------------------------------------------
+TEST(CacheBadInput, ClearErrorsAndNothingLost) {
+  WARPKV_TEST_EXECUTION(ex);
+  auto expect_error = [](auto&& f, errc code) {
+    try {
+      f();
+      ADD_FAILURE() << "no warpkv::error";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+    }
+  };
+  expect_error([&] { kv_cache<std::uint64_t> c(cache_config{0, 8}, ex); }, errc::invalid_argument);
+  expect_error([&] { kv_cache<std::uint64_t> c(cache_config{8, 0}, ex); }, errc::invalid_argument);
+  expect_error([&] { kv_cache<std::uint64_t> c(cache_config{8, max_value_bytes + 1}, ex); }, errc::invalid_argument);
+  expect_error([] { (void)byte_key<32>::from(""); }, errc::invalid_argument);
+  expect_error([] { (void)byte_key<32>::from(std::string(33, 'x')); }, errc::invalid_argument);
+
+  cache_config cfg;
+  cfg.capacity = 64;
+  cfg.value_bytes = 32;
+  kv_cache<std::uint64_t, 4, 1> c(cfg, ex);
+  std::vector<std::uint64_t> keys{1, 2, 3};
+  std::vector<status> st(3);
+  c.set(keys, values_for(c, keys, {1, 1, 1}), st);
+  const std::vector<std::byte> too_long(3 * 40);
+  expect_error([&] { c.set(keys, too_long, st); }, errc::invalid_argument);
+  std::vector<status> two(2);
+  expect_error([&] { c.set(keys, std::vector<std::byte>(3 * 32), two); }, errc::invalid_argument);
+  expect_error([&] { c.set(keys, std::vector<std::byte>(3 * 32), st, nullptr, std::vector<std::uint64_t>(2)); },
+               errc::invalid_argument);
+  const std::vector<cache_op> bad_ops{cache_op::get, static_cast<cache_op>(9), cache_op::get};
+  std::vector<std::byte> out(3 * 32);
+  expect_error([&] { c.execute(bad_ops, keys, {}, out, st); }, errc::invalid_argument);
+  // sentinel keys: a status, and the cache is untouched
+  std::vector<std::uint64_t> mixed{~0ull, 2};
+  std::vector<status> st2(2);
+  c.set(mixed, values_for(c, mixed, {5, 5}), st2);
+  EXPECT_EQ(st2[0], status::invalid_key);
+  EXPECT_EQ(st2[1], status::assigned);
+  std::vector<byte_key<32>> bad(3);
+  bad[0].length = 0;
+  bad[1] = byte_key<32>::from("ok");
+  bad[2] = byte_key<32>::from("abc");
+  bad[2].length = 40;
+  bad[1].words[3] = 1;  // bytes past the length must be zero
+  kv_cache<byte_key<32>, 4, 1> bc(cfg, ex);
+  bc.set(bad, std::vector<std::byte>(3 * 32), st);
+  for (const status s : st) EXPECT_EQ(s, status::invalid_key);
+  EXPECT_EQ(bc.size(), 0u);
+  // nothing already cached was lost
+  EXPECT_EQ(c.size(), 3u);
+  c.get(keys, out, st);
+  EXPECT_EQ(check_value(1, words_at(out, 0, 32), 4), 1u);
+  EXPECT_EQ(check_value(2, words_at(out, 1, 32), 4), 5u);
+  EXPECT_EQ(check_value(3, words_at(out, 2, 32), 4), 1u);
+}
+
+// ---- concurrency -------------------------------------------------------------------------
+// Many tiles race on a few hot keys (most operations on 8 keys), in a cache too small for the
+// key set, with erases that make room for cuckoo moves. Every value read must be a consistent
+// value of its own key, written by an operation of the same batch or an earlier one on that key.
+template <class Cache>
+void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks) {
+  cache_config cfg;
+  cfg.capacity = 64;
+  cfg.value_bytes = value_bytes;
+  cfg.max_kicks = max_kicks;
+  Cache cache(cfg, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  std::mt19937_64 rng(77);
+  std::map<std::uint64_t, std::set<std::uint64_t>> written;  // key -> versions ever written
+  std::uint64_t version = 1;
+  for (std::size_t b = 0; b < scaled(12, 2); ++b) {
+    const std::size_t n = scaled(2000, 600);
+    std::vector<cache_op> ops(n);
+    std::vector<std::uint64_t> keys(n), versions(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const unsigned r = rng() % 100;
+      ops[i] = r < 40 ? cache_op::get : r < 65 ? cache_op::set : r < 75 ? cache_op::get_or_set : r < 83 ? cache_op::erase
+                                                                : r < 93 ? cache_op::add : cache_op::contains;
+      keys[i] = key_of<std::uint64_t>(rng() % 4 != 0 ? rng() % 8 : 8 + rng() % 200);
+      versions[i] = version++;
+      if (ops[i] == cache_op::set || ops[i] == cache_op::add || ops[i] == cache_op::get_or_set)
+        written[keys[i]].insert(versions[i]);
+    }
+    const auto in = values_for(cache, keys, versions);
+    std::vector<std::byte> out(n * stride);
+    std::vector<status> st(n);
+    cache_evictions<std::uint64_t> ev;
+    cache.execute(ops, keys, in, out, st, &ev);
+    for (std::size_t i = 0; i < n; ++i) {
+      if ((ops[i] == cache_op::get || ops[i] == cache_op::get_or_set) && st[i] == status::found) {
+        const std::uint64_t v = check_value(keys[i], words_at(out, i, stride), words);
+        ASSERT_NE(v, ~0ull) << "torn or foreign value for key " << keys[i];
+        ASSERT_TRUE(written[keys[i]].count(v)) << "a value never written to this key";
+      }
+      if (ops[i] == cache_op::get_or_set && st[i] == status::inserted) {
+        ASSERT_EQ(check_value(keys[i], words_at(out, i, stride), words), versions[i]);
+      }
+    }
+    for (std::size_t e = 0; e < ev.keys.size(); ++e)
+      ASSERT_NE(check_value(ev.keys[e], words_at(ev.values, e, stride), words), ~0ull);
+    const auto all = cache.export_entries();
+    ASSERT_LE(all.keys.size(), cache.capacity());
+    std::set<std::uint64_t> unique(all.keys.begin(), all.keys.end());
+    ASSERT_EQ(unique.size(), all.keys.size()) << "a key stored twice";
+    for (std::size_t i = 0; i < all.keys.size(); ++i) {
+      const std::uint64_t v = check_value(all.keys[i], words_at(all.values, i, stride), words);
+      ASSERT_TRUE(written[all.keys[i]].count(v));
+    }
+  }
+}
+
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValues) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000);
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000);
+  race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0);
+}
+
+// The final state of racing batches on distinct keys is exact: each key's last write wins.
+TEST(CacheConcurrency, SeveralHostThreadsOnOneCache) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 32;
+  kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+  const int threads = 3;
+  const std::size_t per = scaled(600, 100);
+  std::vector<std::thread> pool;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<std::uint64_t> keys(per), versions(per, static_cast<std::uint64_t>(t));
+      for (std::size_t i = 0; i < per; ++i) keys[i] = key_of<std::uint64_t>(t * 100000 + i + 1);
+      std::vector<status> st(per);
+      cache.set(keys, values_for(cache, keys, versions), st);
+      std::vector<std::byte> out(per * 32);
+      cache.get(keys, out, st);
+      for (std::size_t i = 0; i < per; ++i)
+        if (st[i] != status::found || check_value(keys[i], words_at(out, i, 32), 4) != static_cast<std::uint64_t>(t))
+          ++failures;
+    });
+  }
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(cache.size(), threads * per);
+}
+
+// ---- the host submitter -----------------------------------------------------------------
+TEST(CacheSubmitter, ManyThreadsGetTheirOwnResults) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 8192;
+  cfg.value_bytes = 20;  // values shorter than the stride come back at their own width
+  kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+  cache_submitter<kv_cache<std::uint64_t, 4, 4>> sub(cache, 64);
+  const int threads = 4;
+  const std::size_t per = scaled(300, 50);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      auto value_of = [&](std::uint64_t k) {
+        std::vector<std::byte> v(20);
+        for (std::size_t j = 0; j < v.size(); ++j) v[j] = static_cast<std::byte>((k * 31 + j) & 0xff);
+        return v;
+      };
+      std::vector<std::future<cache_submitter<kv_cache<std::uint64_t, 4, 4>>::result>> sets, gets;
+      for (std::size_t i = 0; i < per; ++i) {
+        const std::uint64_t k = key_of<std::uint64_t>(t * 1000000 + i + 1);
+        sets.push_back(sub.submit(cache_op::set, k, value_of(k)));
+      }
+      for (auto& f : sets)
+        if (f.get().st != status::inserted) ++failures;  // waits: a later submitter or flush runs the batch
+      for (std::size_t i = 0; i < per; ++i) gets.push_back(sub.submit(cache_op::get, key_of<std::uint64_t>(t * 1000000 + i + 1)));
+      sub.flush();
+      for (std::size_t i = 0; i < per; ++i) {
+        const auto r = gets[i].get();
+        if (r.st != status::found || r.value != value_of(key_of<std::uint64_t>(t * 1000000 + i + 1))) ++failures;
+      }
+    });
+  }
+  // a thread waiting on a future needs a batch to run: flush periodically while submitters work
+  std::atomic<bool> done{false};
+  std::thread flusher([&] {
+    while (!done.load()) {
+      sub.flush();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  for (auto& th : pool) th.join();
+  done = true;
+  flusher.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(sub.operations(), 2 * threads * per);
+  EXPECT_GT(sub.batches(), 1u);
+  EXPECT_EQ(cache.size(), threads * per);
+  EXPECT_THROW(sub.submit(cache_op::set, 1, std::vector<std::byte>(21)), error);
+}
+
+}  // namespace
+}  // namespace warpkv::testing

@@ -1,0 +1,471 @@
+// warpkv-bench cache: warpkv::kv_cache on YCSB-style traces, and the HierarchicalKV configuration.
+// Compiled by nvcc when the CUDA backend is on, by the host compiler otherwise.
+//
+//   ycsb  load N records ("user" + FNV-64 digits: 24-byte keys, 100-byte values), then a run
+//         phase of YCSB core workloads A (50% read / 50% update), B (95/5), C (100% read),
+//         D (95% read / 5% insert, latest distribution) and F (50% read / 50% read-modify-write);
+//         E (range scans) is not served by a hash cache. Reads are get_or_set (insert on a read
+//         miss, the seed's setting). Request distributions: zipfian 0.99 scrambled by FNV-64 as
+//         YCSB scrambles it, uniform; D always uses latest. Cache capacity = a fraction of N;
+//         bucket widths 4/8/16/32. Reported: throughput of the device batches (uploads untimed),
+//         hit ratio, and the hit ratio of an exact LRU of the same capacity on the same trace.
+//   --baseline: the same traces on an in-process CPU baseline, cpu_sharded_lru (a chained hash
+//         table with an LRU list per shard, a mutex per shard, threads = hardware threads).
+//         It is NOT memcached: memcached is not installed on the GPU machine (no registry there),
+//         so the seed's CPU comparison is this in-process table; see docs/perf.md.
+//   --hkv: HierarchicalKV's configuration: uint64 keys, 32-byte values, 1M-key batches at loads
+//         0.5 / 0.75 / 1.0 of the capacity: get (find) of present keys, set of new keys (at
+//         load 1.0 every one evicts: insert_and_evict), get_or_set of a half-present batch.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bench.hpp"
+#include "session.hpp"
+#include "warpkv/cache/kv_cache.hpp"
+#include "warpkv/core/buffer.hpp"
+
+namespace warpkv_bench {
+namespace {
+
+using warpkv::buffer;
+using warpkv::byte_key;
+using warpkv::cache_op;
+using warpkv::status;
+using u64 = std::uint64_t;
+using ycsb_key = byte_key<32>;
+
+// ---- YCSB generators ---------------------------------------------------------------------------
+u64 fnv64(u64 v) {  // YCSB's fnvhash64 over the 8 bytes of v
+  u64 h = 0xCBF29CE484222325ull;
+  for (int i = 0; i < 8; ++i) {
+    h ^= v & 0xff;
+    h *= 1099511628211ull;
+    v >>= 8;
+  }
+  return h;
+}
+
+/// YCSB's ZipfianGenerator (Gray et al.): values in [0, n), 0 the most popular.
+class zipfian {
+ public:
+  zipfian(u64 n, double theta) : n_(n), theta_(theta) {
+    for (u64 i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
+    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
+    alpha_ = 1.0 / (1.0 - theta);
+    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
+  }
+  template <class Rng>
+  u64 next(Rng& rng) {
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    const double uz = u * zetan_;
+    if (uz < 1.0) return 0;
+    if (uz < 1.0 + std::pow(0.5, theta_)) return 1;
+    const auto v = static_cast<u64>(static_cast<double>(n_) * std::pow(eta_ * u - eta_ + 1.0, alpha_));
+    return std::min(v, n_ - 1);
+  }
+
+ private:
+  u64 n_;
+  double theta_, zetan_ = 0, alpha_ = 0, eta_ = 0;
+};
+
+ycsb_key make_record_key(u64 record) { return ycsb_key::from("user" + std::to_string(fnv64(record))); }
+
+/// Keys of records [0, n), formatted once per benchmark run (formatting dominated the host side).
+std::vector<ycsb_key>& key_table() {
+  static std::vector<ycsb_key> table;
+  return table;
+}
+ycsb_key record_key(u64 record) {
+  const auto& t = key_table();
+  return record < t.size() ? t[record] : make_record_key(record);
+}
+void prepare_keys(u64 n) {
+  auto& t = key_table();
+  t.resize(n);
+  for (u64 r = 0; r < n; ++r) t[r] = make_record_key(r);
+}
+
+struct trace {
+  std::vector<cache_op> ops;
+  std::vector<u64> records;  // record number of each operation
+  u64 reads = 0;
+};
+
+/// The run phase of one workload: ops operations (a read-modify-write is two cache operations).
+trace make_trace(char workload, const std::string& dist, u64 records, u64 ops, u64 seed) {
+  std::mt19937_64 rng(seed);
+  zipfian z(records, 0.99);
+  double read = 0.5, insert = 0.0, rmw = 0.0;  // the rest are updates
+  switch (workload) {
+    case 'A': break;
+    case 'B': read = 0.95; break;
+    case 'C': read = 1.0; break;
+    case 'D': read = 0.95, insert = 0.05; break;
+    case 'F': read = 0.5, rmw = 0.5; break;
+    default: throw warpkv::error(warpkv::errc::invalid_argument, std::string("unknown YCSB workload ") + workload);
+  }
+  const bool latest = workload == 'D' || dist == "latest";
+  u64 inserted = records;
+  trace t;
+  t.ops.reserve(ops);
+  t.records.reserve(ops);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  auto pick = [&]() -> u64 {
+    if (latest) return inserted - 1 - std::min(z.next(rng), inserted - 1);  // YCSB SkewedLatest
+    if (dist == "uniform") return rng() % records;
+    return fnv64(z.next(rng)) % records;  // scrambled zipfian
+  };
+  while (t.ops.size() < ops) {
+    const double c = coin(rng);
+    if (c < read) {
+      t.ops.push_back(cache_op::get_or_set);
+      t.records.push_back(pick());
+      ++t.reads;
+    } else if (c < read + insert) {
+      t.ops.push_back(cache_op::set);
+      t.records.push_back(inserted++);
+    } else if (rmw > 0) {
+      const u64 r = pick();
+      t.ops.push_back(cache_op::get_or_set);
+      t.records.push_back(r);
+      ++t.reads;
+      t.ops.push_back(cache_op::set);
+      t.records.push_back(r);
+    } else {
+      t.ops.push_back(cache_op::set);
+      t.records.push_back(pick());
+    }
+  }
+  t.ops.resize(ops);
+  t.records.resize(ops);
+  return t;
+}
+
+/// Exact LRU of `capacity` entries on the trace (after loading records 0..records-1): read hits.
+u64 exact_lru_hits(const trace& t, u64 records, std::size_t capacity) {
+  std::list<u64> order;  // front = most recent
+  std::unordered_map<u64, std::list<u64>::iterator> where;
+  where.reserve(capacity * 2);
+  auto touch_or_insert = [&](u64 r) {
+    if (auto it = where.find(r); it != where.end()) {
+      order.splice(order.begin(), order, it->second);
+      return true;
+    }
+    if (order.size() == capacity) {
+      where.erase(order.back());
+      order.pop_back();
+    }
+    order.push_front(r);
+    where[r] = order.begin();
+    return false;
+  };
+  for (u64 r = 0; r < records; ++r) touch_or_insert(r);
+  u64 hits = 0;
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
+    const bool hit = touch_or_insert(t.records[i]);
+    if (t.ops[i] == cache_op::get_or_set && hit) ++hits;
+  }
+  return hits;
+}
+
+void fill_value(u64 record, u64 version, u64* w, std::size_t words) {
+  for (std::size_t j = 0; j < words; ++j) w[j] = warpkv::fmix64(record * 0x9e3779b97f4a7c15ull + version + j);
+}
+
+// ---- the device runs --------------------------------------------------------------------------
+template <int W>
+void ycsb_on_device(session& s, const cache_options& o, const trace& t, char workload, const std::string& dist,
+                    u64 records, double fraction, u64 lru_hits, const std::string& policy) {
+  using cache_t = warpkv::kv_cache<ycsb_key, W>;
+  warpkv::cache_config cfg;
+  cfg.capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
+  cfg.value_bytes = 100;
+  cfg.max_kicks = o.max_kicks;
+  cfg.eviction = policy == "random" ? warpkv::cache_eviction_policy::random : warpkv::cache_eviction_policy::lru;
+  cache_t cache(cfg, s.ex());
+  const std::size_t vw = cache.value_stride() / 8;
+  const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
+  buffer<cache_op> d_ops(batch, s.ex());
+  buffer<ycsb_key> d_keys(batch, s.ex());
+  buffer<u64> d_in(batch * vw, s.ex()), d_out(batch * vw, s.ex());
+  buffer<status> d_st(batch, s.ex());
+  std::vector<cache_op> h_ops(batch);
+  std::vector<ycsb_key> h_keys(batch);
+  std::vector<u64> h_in(batch * vw);
+
+  auto upload = [&](std::size_t n, auto op_at, auto rec_at) {
+    for (std::size_t i = 0; i < n; ++i) {
+      h_ops[i] = op_at(i);
+      h_keys[i] = record_key(rec_at(i));
+      fill_value(rec_at(i), i, &h_in[i * vw], vw);
+    }
+    d_ops.copy_from_host(h_ops.data(), n);
+    d_keys.copy_from_host(h_keys.data(), n);
+    d_in.copy_from_host(h_in.data(), n * vw);
+  };
+  // load phase (untimed)
+  for (u64 first = 0; first < records; first += batch) {
+    const std::size_t n = static_cast<std::size_t>(std::min<u64>(batch, records - first));
+    upload(n, [](std::size_t) { return cache_op::set; }, [&](std::size_t i) { return first + i; });
+    cache.execute_resident(n, d_ops.data(), cache_op::set, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+  }
+  double ms = 0;
+  u64 found = 0;
+  for (std::size_t first = 0; first < t.ops.size(); first += batch) {
+    const std::size_t n = std::min(batch, t.ops.size() - first);
+    upload(n, [&](std::size_t i) { return t.ops[first + i]; }, [&](std::size_t i) { return t.records[first + i]; });
+    warpkv::synchronize(s.ex());
+    warpkv::batch_summary sum;
+    ms += s.time_ms([&] {
+      sum = cache.execute_resident(n, d_ops.data(), cache_op::get, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+    });
+    found += sum[status::found];
+  }
+  const double hit = t.reads ? static_cast<double>(found) / static_cast<double>(t.reads) : 0.0;
+  const double lru = t.reads ? static_cast<double>(lru_hits) / static_cast<double>(t.reads) : 0.0;
+  record r = s.base("cache-ycsb");
+  r.set("structure", "kv_cache").set("bucket_width", W).set("tile", cache_t::tile_size).set("ycsb_workload", std::string(1, workload));
+  r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
+  r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
+  r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy);
+  r.set("ms", ms).set("gops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e6) : 0.0);
+  r.set("hit_ratio", hit).set("exact_lru_hit_ratio", lru).set("hit_ratio_gap_pp", 100.0 * (lru - hit));
+  emit(r);
+  progress(strf("ycsb %c %-8s W=%-2d %-6s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
+                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), 100 * fraction, s.rate(t.ops.size(), ms),
+                s.rate_unit(), hit, lru));
+}
+
+// ---- CPU baseline: a sharded chained hash table with an LRU list per shard -------------------
+class cpu_sharded_lru {
+ public:
+  cpu_sharded_lru(std::size_t capacity, std::size_t shards) : shards_(shards) {
+    for (auto& s : shards_) s.capacity = std::max<std::size_t>(1, capacity / shards);
+  }
+  /// Read with insert on a miss; true on a hit.
+  bool get_or_set(const std::string& key, const char* value) {
+    shard& s = shards_[std::hash<std::string>{}(key) % shards_.size()];
+    std::lock_guard<std::mutex> g(s.m);
+    if (auto it = s.map.find(key); it != s.map.end()) {
+      s.order.splice(s.order.begin(), s.order, it->second);
+      return true;
+    }
+    put(s, key, value);
+    return false;
+  }
+  void set(const std::string& key, const char* value) {
+    shard& s = shards_[std::hash<std::string>{}(key) % shards_.size()];
+    std::lock_guard<std::mutex> g(s.m);
+    if (auto it = s.map.find(key); it != s.map.end()) {
+      std::memcpy(it->second->value, value, 100);
+      s.order.splice(s.order.begin(), s.order, it->second);
+      return;
+    }
+    put(s, key, value);
+  }
+
+ private:
+  struct entry {
+    std::string key;
+    char value[100];
+  };
+  struct shard {
+    std::mutex m;
+    std::list<entry> order;
+    std::unordered_map<std::string, std::list<entry>::iterator> map;
+    std::size_t capacity = 1;
+  };
+  static void put(shard& s, const std::string& key, const char* value) {
+    if (s.order.size() == s.capacity) {
+      s.map.erase(s.order.back().key);
+      s.order.pop_back();
+    }
+    s.order.push_front(entry{key, {}});
+    std::memcpy(s.order.front().value, value, 100);
+    s.map[key] = s.order.begin();
+  }
+  std::vector<shard> shards_;
+};
+
+void ycsb_cpu_baseline(const cache_options& o, const trace& t, char workload, const std::string& dist, u64 records,
+                       double fraction, u64 seed) {
+  const std::size_t capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  cpu_sharded_lru table(capacity, std::clamp<std::size_t>(capacity / 256, 1, 256));  // shards of >= 256 entries
+  char value[100] = {};
+  std::vector<std::string> keys(t.ops.size());
+  for (std::size_t i = 0; i < t.ops.size(); ++i) keys[i] = record_key(t.records[i]).str();
+  for (u64 r = 0; r < records; ++r) table.set(record_key(r).str(), value);
+  std::atomic<u64> hits{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned w = 0; w < threads; ++w)
+      pool.emplace_back([&, w] {
+        char v[100] = {};
+        u64 h = 0;
+        for (std::size_t i = w; i < t.ops.size(); i += threads) {
+          if (t.ops[i] == cache_op::get_or_set) h += table.get_or_set(keys[i], v) ? 1 : 0;
+          else table.set(keys[i], v);
+        }
+        hits += h;
+      });
+  }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  record r;
+  r.set("tool", "warpkv-bench").set("schema", 1).set("workload", "cache-ycsb").set("backend", "cpu");
+  r.set("structure", "cpu_sharded_lru (in-process baseline, not memcached)").set("threads", threads);
+  r.set("ycsb_workload", std::string(1, workload)).set("distribution", workload == 'D' ? std::string("latest") : dist);
+  r.set("records", records).set("capacity", capacity).set("capacity_fraction", fraction).set("ops", t.ops.size());
+  r.set("seed", seed).set("ms", ms).set("mops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e3) : 0.0);
+  r.set("hit_ratio", t.reads ? static_cast<double>(hits.load()) / static_cast<double>(t.reads) : 0.0);
+  (void)o;
+  emit(r);
+  progress(strf("ycsb %c cpu_sharded_lru (%u threads) cap=%.0f%% : %.2f M ops/s, hit %.4f", workload, threads, 100 * fraction,
+                ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e3) : 0.0,
+                t.reads ? static_cast<double>(hits.load()) / static_cast<double>(t.reads) : 0.0));
+}
+
+// ---- HierarchicalKV's configuration -----------------------------------------------------------
+void hkv_rows(session& s, const cache_options& o) {
+  using cache_t = warpkv::kv_cache<u64, 8>;
+  warpkv::cache_config cfg;
+  cfg.capacity = o.hkv_capacity != 0 ? o.hkv_capacity : (s.cuda() ? (std::size_t{1} << 27) : (std::size_t{1} << 15));
+  cfg.value_bytes = 32;
+  cfg.max_kicks = o.max_kicks;
+  cache_t cache(cfg, s.ex());
+  const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);
+  const std::size_t vw = 4;
+  buffer<u64> d_keys(batch, s.ex()), d_in(batch * vw, s.ex()), d_out(batch * vw, s.ex());
+  buffer<status> d_st(batch, s.ex());
+  std::vector<u64> h_keys(batch), h_in(batch * vw);
+  u64 next_key = 1;
+  auto upload = [&](std::size_t n, u64 first_key, u64 stride) {
+    for (std::size_t i = 0; i < n; ++i) {
+      h_keys[i] = warpkv::fmix64(first_key + i * stride) | 1;  // spread, never the sentinel (max is even... odd: fine)
+      if (h_keys[i] == ~0ull) h_keys[i] = 3;
+      fill_value(h_keys[i], 0, &h_in[i * vw], vw);
+    }
+    d_keys.copy_from_host(h_keys.data(), n);
+    d_in.copy_from_host(h_in.data(), n * vw);
+  };
+  for (const double load : o.hkv_loads) {
+    const u64 want = static_cast<u64>(load * static_cast<double>(cache.capacity()));
+    while (next_key - 1 < want) {  // fill to the load (untimed)
+      const std::size_t n = static_cast<std::size_t>(std::min<u64>(batch, want - (next_key - 1)));
+      upload(n, next_key, 1);
+      cache.execute_resident(n, nullptr, cache_op::set, d_keys.data(), d_in.data(), nullptr, d_st.data());
+      next_key += n;
+    }
+    const std::size_t n = batch;
+    const int reps = s.repeats(5);
+    auto row = [&](const char* op, const std::vector<double>& ms, u64 evictions_or_hits) {
+      record r = s.base("cache-hkv");
+      r.set("structure", "kv_cache").set("bucket_width", 8).set("operation", op).set("load", load);
+      r.set("capacity", cache.capacity()).set("batch", n).set("key_bytes", 8).set("value_bytes", 32);
+      r.set("size", cache.size()).set("count", evictions_or_hits);
+      add_timing(r, summarize(ms), n);
+      emit(r);
+      progress(strf("hkv %-16s load %.2f: %.3f %s", op, load, s.rate(n, summarize(ms).median_ms), s.rate_unit()));
+    };
+    // find: present keys (random sample of those inserted)
+    std::vector<double> ms;
+    u64 found = 0;
+    for (int rep = 0; rep < s.warmup() + reps; ++rep) {
+      upload(n, 1 + (static_cast<u64>(rep) * 7919) % std::max<u64>(1, next_key - 1), 1);
+      warpkv::batch_summary sum;
+      const double t = s.time_ms([&] {
+        sum = cache.execute_resident(n, nullptr, cache_op::get, d_keys.data(), nullptr, d_out.data(), d_st.data());
+      });
+      if (rep >= s.warmup()) {
+        ms.push_back(t);
+        found += sum[status::found];
+      }
+    }
+    row("find", ms, found);
+    // get_or_set: half present, half new
+    ms.clear();
+    u64 hits = 0;
+    for (int rep = 0; rep < s.warmup() + reps; ++rep) {
+      upload(n, next_key - n / 2, 1);
+      next_key += n / 2;
+      warpkv::batch_summary sum;
+      const double t = s.time_ms([&] {
+        sum = cache.execute_resident(n, nullptr, cache_op::get_or_set, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+      });
+      if (rep >= s.warmup()) {
+        ms.push_back(t);
+        hits += sum[status::found];
+      }
+    }
+    row("get_or_set", ms, hits);
+    // set of new keys: insert_or_assign; at load 1.0 each one evicts (insert_and_evict)
+    ms.clear();
+    u64 inserted = 0;
+    for (int rep = 0; rep < s.warmup() + reps; ++rep) {
+      upload(n, next_key, 1);
+      next_key += n;
+      warpkv::batch_summary sum;
+      const double t = s.time_ms([&] {
+        sum = cache.execute_resident(n, nullptr, cache_op::set, d_keys.data(), d_in.data(), nullptr, d_st.data());
+      });
+      if (rep >= s.warmup()) {
+        ms.push_back(t);
+        inserted += sum[status::inserted];
+      }
+    }
+    row(load >= 1.0 ? "insert_and_evict" : "insert_or_assign", ms, inserted);
+    // the sets above raised the load: the next (higher) load continues from here
+  }
+}
+
+}  // namespace
+
+int run_cache(const common_options& co, const cache_options& o) {
+  session s(co);
+  s.default_warmup(1, 0);
+  if (o.hkv) hkv_rows(s, o);
+  if (!o.ycsb) return 0;
+  const u64 records = o.records != 0 ? o.records : (s.cuda() ? 3000000u : 20000u);
+  const u64 ops = o.ops != 0 ? o.ops : (s.cuda() ? 10000000u : 20000u);
+  prepare_keys(records + ops / 10);  // D inserts about 5% of ops new records
+  for (const std::string& w : o.workloads) {
+    for (const std::string& dist : o.distributions) {
+      if (w == "D" && dist != o.distributions.front()) continue;  // D is always "latest"
+      const trace t = make_trace(w[0], dist, records, ops, co.seed);
+      for (const double f : o.capacity_fractions) {
+        const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(f * static_cast<double>(records)));
+        for (const int W : o.bucket_widths) {
+          // exact LRU at the cache's own capacity (whole buckets)
+          const std::size_t slots = (cap + W - 1) / W * W;
+          const u64 lru = exact_lru_hits(t, records, slots);
+          for (const std::string& pol : o.policies) {
+            switch (W) {
+              case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
+            }
+          }
+        }
+        if (o.baseline) ycsb_cpu_baseline(o, t, w[0], dist, records, f, co.seed);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace warpkv_bench
