@@ -7,14 +7,9 @@
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/packed_pair.hpp"
 
 namespace warpkv::detail {
-
-template <class KeyBits, class ValueBits>
-struct cuckoo_entry {
-  KeyBits key;
-  ValueBits value;
-};
 
 template <class KeyBits, class ValueBits, bool Packed = (sizeof(KeyBits) == 4 && sizeof(ValueBits) == 4)>
 struct cuckoo_slot_layout;
@@ -26,16 +21,13 @@ struct cuckoo_slot_layout<KeyBits, ValueBits, true> {
   struct alignas(8) slot {
     std::uint64_t pair;
   };
-  using entry = cuckoo_entry<KeyBits, ValueBits>;
-  WARPKV_HD static std::uint64_t pack(KeyBits k, ValueBits v) {
-    return static_cast<std::uint64_t>(k) | (static_cast<std::uint64_t>(v) << 32);
-  }
-  WARPKV_HD static KeyBits key_of(const slot& s) { return static_cast<KeyBits>(s.pair); }
-  WARPKV_HD static ValueBits value_of(const slot& s) { return static_cast<ValueBits>(s.pair >> 32); }
+  using entry = entry_bits<KeyBits, ValueBits>;
+  WARPKV_HD static std::uint64_t pack(KeyBits k, ValueBits v) { return packed_pair<KeyBits, ValueBits>::pack(k, v); }
+  WARPKV_HD static KeyBits key_of(const slot& s) { return packed_pair<KeyBits, ValueBits>::unpack(s.pair).key; }
+  WARPKV_HD static ValueBits value_of(const slot& s) { return packed_pair<KeyBits, ValueBits>::unpack(s.pair).value; }
   WARPKV_HD static void init(slot& s, KeyBits empty) { s.pair = pack(empty, 0); }
   WARPKV_HD static entry load(slot& s, memory_order o) {
-    const std::uint64_t p = atomic_ref<std::uint64_t>(s.pair).load(o);
-    return entry{static_cast<KeyBits>(p), static_cast<ValueBits>(p >> 32)};
+    return packed_pair<KeyBits, ValueBits>::unpack(atomic_ref<std::uint64_t>(s.pair).load(o));
   }
   WARPKV_HD static void store(slot& s, KeyBits k, ValueBits v, memory_order o) {
     atomic_ref<std::uint64_t>(s.pair).store(pack(k, v), o);
@@ -51,7 +43,7 @@ struct cuckoo_slot_layout<KeyBits, ValueBits, false> {
     KeyBits key;
     ValueBits value;
   };
-  using entry = cuckoo_entry<KeyBits, ValueBits>;
+  using entry = entry_bits<KeyBits, ValueBits>;
   WARPKV_HD static KeyBits key_of(const slot& s) { return s.key; }
   WARPKV_HD static ValueBits value_of(const slot& s) { return s.value; }
   WARPKV_HD static void init(slot& s, KeyBits empty) {

@@ -7,14 +7,9 @@
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/packed_pair.hpp"
 
 namespace warpkv::detail {
-
-template <class KeyBits, class ValueBits>
-struct entry_bits {
-  KeyBits key;
-  ValueBits value;
-};
 
 template <class KeyBits, class ValueBits, bool Packed = (sizeof(KeyBits) == 4 && sizeof(ValueBits) == 4)>
 struct slot_layout;
@@ -29,12 +24,8 @@ struct slot_layout<KeyBits, ValueBits, true> {
   };
   using entry = entry_bits<KeyBits, ValueBits>;
 
-  WARPKV_HD static std::uint64_t pack(KeyBits k, ValueBits v) {
-    return static_cast<std::uint64_t>(k) | (static_cast<std::uint64_t>(v) << 32);
-  }
-  WARPKV_HD static entry unpack(std::uint64_t p) {
-    return entry{static_cast<KeyBits>(p), static_cast<ValueBits>(p >> 32)};
-  }
+  WARPKV_HD static std::uint64_t pack(KeyBits k, ValueBits v) { return packed_pair<KeyBits, ValueBits>::pack(k, v); }
+  WARPKV_HD static entry unpack(std::uint64_t p) { return packed_pair<KeyBits, ValueBits>::unpack(p); }
   WARPKV_HD static KeyBits key_of(const slot& s) { return unpack(s.pair).key; }
   WARPKV_HD static ValueBits value_of(const slot& s) { return unpack(s.pair).value; }
   WARPKV_HD static void init(slot& s, KeyBits empty) {
