@@ -504,6 +504,7 @@ int run_cache(const common_options& co, const cache_options& o) {
       for (const double f : o.capacity_fractions) {
         const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(f * static_cast<double>(records)));
         for (const int W : o.bucket_widths) {
+          if (!o.device_runs) break;
           // exact LRU at the cache's own capacity (whole buckets)
           const std::size_t slots = (cap + W - 1) / W * W;
           const u64 lru = exact_lru_hits(t, records, slots);

@@ -235,6 +235,8 @@ int main(int argc, char** argv) {
                 "(start memcached -l 127.0.0.1 on a free port, -m sized to the cache capacity)");
   c->add_option("--memcached-clients", ca.memcached_clients, "--memcached: client threads (0: hardware threads)")->capture_default_str();
   c->add_option("--memcached-threads", ca.memcached_threads, "--memcached auto: memcached -t (0: hardware threads)")->capture_default_str();
+  bool ca_baselines_only = false;
+  c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -287,7 +289,10 @@ int main(int argc, char** argv) {
     if (bcs->parsed()) return run_bank_conflicts(common, bc);
     if (kms->parsed()) return run_kmeans(common, km);
     if (p->parsed()) return run_paper(common, pa);
-    if (c->parsed()) return run_cache(common, ca);
+    if (c->parsed()) {
+      ca.device_runs = !ca_baselines_only;
+      return run_cache(common, ca);
+    }
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';
