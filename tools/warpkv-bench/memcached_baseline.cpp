@@ -6,9 +6,12 @@
 // before the load (its own -m and -t are reported from its stats).
 // The clients: client_threads threads, each with its own libmemcached handle (ASCII protocol, TCP
 // no-delay), take whole batches of the trace in turn (batch b goes to thread b % threads). Within
-// a batch the reads go out as ONE multi-get (memcached_mget of the distinct keys), then every
-// read miss is set (insert on a read miss, as the GPU cache's get_or_set) and every write is set.
-// So the order inside a batch is reads first, then writes: the same freedom the GPU batch has.
+// a batch the reads go out as multi-gets (memcached_mget of the distinct keys), then every read
+// miss is set (insert on a read miss, as the GPU cache's get_or_set: the key's other reads in the
+// same multi-get count as hits, as they would in trace order) and the writes are set one by one.
+// Reads are gathered until a read of a record written earlier in the batch: then the multi-get
+// and the pending writes go out first, so each record sees its operations in trace order (YCSB D
+// reads the records it has just inserted); otherwise a batch is one multi-get.
 // Verification: every value carries its record number, a writer tag and bytes derived from both,
 // so a hit for the wrong key or with torn bytes is counted as a failure (as is any libmemcached
 // error); the caller turns failures into exit code 1.
@@ -35,6 +38,7 @@
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 extern char** environ;
 
@@ -323,21 +327,11 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         std::vector<std::size_t> kl;
         std::vector<u64> order;
         u64 my_reads = 0, my_hits = 0;
-        for (std::size_t b = w; b < nbatches; b += res.client_threads) {
-          const std::size_t first = b * res.batch, last = std::min(recs.size(), first + res.batch);
-          want.clear();
-          kp.clear();
-          kl.clear();
-          order.clear();
-          for (std::size_t i = first; i < last; ++i)
-            if (is_read[i]) {
-              ++my_reads;
-              if (want[recs[i]]++ == 0) {
-                order.push_back(recs[i]);
-                kp.push_back(keys[recs[i]].data());
-                kl.push_back(keys[recs[i]].size());
-              }
-            }
+        std::vector<std::size_t> writes;          // writes of the batch not yet sent, in trace order
+        std::unordered_set<u64> written;          // their records
+        std::size_t batch_no = 0;
+        // Sends the multi-get of the reads gathered so far (insert on a miss), then the writes.
+        auto flush = [&] {
           if (!kp.empty()) {
             if (memcached_mget(m, kp.data(), kl.data(), kp.size()) != MEMCACHED_SUCCESS) fail.add("mget: " + clients[w]->error());
             memcached_return_t rc = MEMCACHED_SUCCESS;
@@ -360,19 +354,45 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
             }
             if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND)
               fail.add(std::string("fetch: ") + memcached_strerror(m, rc));
-            for (const u64 r : order)  // insert on a read miss
-              if (want[r] != 0) {
-                fill_value(r, 1 + b, v.data(), vb);
+            for (const u64 r : order)  // insert on a read miss; the key's later reads in the group hit it
+              if (const std::uint32_t n = want[r]; n != 0) {
+                my_hits += n - 1;
+                fill_value(r, 1 + batch_no, v.data(), vb);
                 if (memcached_set(m, keys[r].data(), keys[r].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
                   fail.add("set: " + clients[w]->error());
               }
           }
-          for (std::size_t i = first; i < last; ++i)
+          for (const std::size_t i : writes) {
+            fill_value(recs[i], 1 + i, v.data(), vb);
+            if (memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
+              fail.add("set: " + clients[w]->error());
+          }
+          want.clear();
+          kp.clear();
+          kl.clear();
+          order.clear();
+          writes.clear();
+          written.clear();
+        };
+        for (std::size_t b = w; b < nbatches; b += res.client_threads) {
+          batch_no = b;
+          const std::size_t first = b * res.batch, last = std::min(recs.size(), first + res.batch);
+          for (std::size_t i = first; i < last; ++i) {
+            const u64 r = recs[i];
             if (!is_read[i]) {
-              fill_value(recs[i], 1 + i, v.data(), vb);
-              if (memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
-                fail.add("set: " + clients[w]->error());
+              writes.push_back(i);
+              written.insert(r);
+              continue;
             }
+            if (written.count(r) != 0) flush();  // a read after a write of its record sees that write
+            ++my_reads;
+            if (want[r]++ == 0) {
+              order.push_back(r);
+              kp.push_back(keys[r].data());
+              kl.push_back(keys[r].size());
+            }
+          }
+          flush();
         }
         memcached_result_free(&result);
         reads += my_reads;
