@@ -117,6 +117,7 @@ struct cache_options {
   std::string memcached;                 ///< "": no memcached run; "auto" or "HOST:PORT" (memcached_baseline.cpp)
   unsigned memcached_clients = 0;        ///< libmemcached client threads; 0: hardware threads
   unsigned memcached_threads = 0;        ///< memcached -t with auto; 0: hardware threads
+  bool memcached_pipelined_sets = false; ///< buffered noreply sets (memcached_baseline.cpp)
   bool device_runs = true;               ///< false (--baselines-only): only the CPU/memcached baselines
 };
 

@@ -350,6 +350,7 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
   cfg.target = o.memcached;
   cfg.client_threads = o.memcached_clients;
   cfg.server_threads = o.memcached_threads;
+  cfg.pipelined_sets = o.memcached_pipelined_sets;
   cfg.capacity = capacity;
   cfg.key_bytes = 24;
   cfg.value_bytes = 100;
@@ -371,6 +372,7 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
   r.set("structure", "memcached").set("baseline", "memcached").set("threads", m.client_threads);
   r.set("memcached_version", m.version).set("memcached_memory_mb", m.memory_mb).set("memcached_threads", m.server_threads);
   r.set("memcached_target", o.memcached).set("memcached_item_bytes", m.item_bytes);
+  r.set("memcached_pipelined_sets", o.memcached_pipelined_sets);
   r.set("memcached_items_after_load", m.items_after_load).set("memcached_evictions", m.evictions);
   r.set("ycsb_workload", std::string(1, workload)).set("distribution", workload == 'D' ? std::string("latest") : dist);
   r.set("records", records).set("capacity", capacity).set("capacity_fraction", fraction).set("ops", m.ops);
@@ -378,8 +380,9 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
   r.set("seed", seed).set("ms", m.ms).set("mops", mops).set("hit_ratio", hit);
   r.set("failures", m.failures).set("verified", m.failures == 0);
   emit(r);
-  progress(strf("ycsb %c memcached %s (-m %zu -t %u, %u clients, batch %zu) cap=%.0f%% : %.3f M ops/s, hit %.4f, "
+  progress(strf("ycsb %c memcached %s (-m %zu -t %u, %u clients, batch %zu%s) cap=%.0f%% : %.3f M ops/s, hit %.4f, "
                 "items after load %llu", workload, m.version.c_str(), m.memory_mb, m.server_threads, m.client_threads, m.batch,
+                o.memcached_pipelined_sets ? ", pipelined sets" : "",
                 100 * fraction, mops, hit, static_cast<unsigned long long>(m.items_after_load)));
   if (m.failures != 0) {
     progress(strf("memcached run FAILED verification: %llu failures; first: %s", static_cast<unsigned long long>(m.failures),

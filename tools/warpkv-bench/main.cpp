@@ -235,6 +235,8 @@ int main(int argc, char** argv) {
                 "(start memcached -l 127.0.0.1 on a free port, -m sized to the cache capacity)");
   c->add_option("--memcached-clients", ca.memcached_clients, "--memcached: client threads (0: hardware threads)")->capture_default_str();
   c->add_option("--memcached-threads", ca.memcached_threads, "--memcached auto: memcached -t (0: hardware threads)")->capture_default_str();
+  c->add_flag("--memcached-pipelined-sets", ca.memcached_pipelined_sets,
+              "--memcached: buffer the sets and send them with noreply (memcached's heavy batching) instead of one round trip each");
   bool ca_baselines_only = false;
   c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");
 

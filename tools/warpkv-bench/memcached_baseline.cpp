@@ -12,6 +12,9 @@
 // Reads are gathered until a read of a record written earlier in the batch: then the multi-get
 // and the pending writes go out first, so each record sees its operations in trace order (YCSB D
 // reads the records it has just inserted); otherwise a batch is one multi-get.
+// --memcached-pipelined-sets: the sets are buffered and sent with noreply (flushed before each
+// multi-get and at the end of each group), memcached's heavy-batching mode; set errors are then
+// not seen by the client (the values read back are still verified).
 // Verification: every value carries its record number, a writer tag and bytes derived from both,
 // so a hit for the wrong key or with torn bytes is counted as a failure (as is any libmemcached
 // error); the caller turns failures into exit code 1.
@@ -182,9 +185,13 @@ class memcached_child {
 /// A libmemcached handle for one thread.
 class client {
  public:
-  client(const std::string& host, int port) : m_(memcached_create(nullptr)) {
+  client(const std::string& host, int port, bool pipelined = false) : m_(memcached_create(nullptr)) {
     if (m_ == nullptr) throw std::runtime_error("--memcached: memcached_create failed");
     memcached_behavior_set(m_, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+    if (pipelined) {  // sets are buffered and sent with noreply; the connection keeps their order
+      memcached_behavior_set(m_, MEMCACHED_BEHAVIOR_BUFFER_REQUESTS, 1);
+      memcached_behavior_set(m_, MEMCACHED_BEHAVIOR_NOREPLY, 1);
+    }
     if (memcached_server_add(m_, host.c_str(), static_cast<in_port_t>(port)) != MEMCACHED_SUCCESS) {
       memcached_free(m_);
       throw std::runtime_error("--memcached: cannot add server " + host + ":" + std::to_string(port));
@@ -312,7 +319,7 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
   const std::size_t nbatches = (recs.size() + res.batch - 1) / res.batch;
   std::atomic<u64> reads{0}, hits{0};
   std::vector<std::unique_ptr<client>> clients;
-  for (unsigned w = 0; w < res.client_threads; ++w) clients.push_back(std::make_unique<client>(host, port));
+  for (unsigned w = 0; w < res.client_threads; ++w) clients.push_back(std::make_unique<client>(host, port, cfg.pipelined_sets));
   const auto t0 = clock_type::now();
   {
     std::vector<std::jthread> pool;
@@ -333,6 +340,7 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         // Sends the multi-get of the reads gathered so far (insert on a miss), then the writes.
         auto flush = [&] {
           if (!kp.empty()) {
+            if (cfg.pipelined_sets) memcached_flush_buffers(m);
             if (memcached_mget(m, kp.data(), kl.data(), kp.size()) != MEMCACHED_SUCCESS) fail.add("mget: " + clients[w]->error());
             memcached_return_t rc = MEMCACHED_SUCCESS;
             while (memcached_result_st* got = memcached_fetch_result(m, &result, &rc)) {
@@ -367,6 +375,7 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
             if (memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
               fail.add("set: " + clients[w]->error());
           }
+          if (cfg.pipelined_sets && memcached_flush_buffers(m) != MEMCACHED_SUCCESS) fail.add("flush: " + clients[w]->error());
           want.clear();
           kp.clear();
           kl.clear();

@@ -20,6 +20,7 @@ struct memcached_run_config {
   std::size_t capacity = 0;      ///< entries the server should hold (sizes -m when auto)
   std::size_t key_bytes = 24;    ///< for the -m computation
   std::size_t value_bytes = 100; ///< bytes of every value written
+  bool pipelined_sets = false;   ///< buffer the sets and send them with noreply (no round trip each)
 };
 
 /// One YCSB run phase: op i reads (get, insert on a miss) or writes (set) record records[i];
