@@ -114,6 +114,11 @@ struct cache_options {
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
   std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host
   std::vector<double> hkv_loads{0.5, 0.75, 1.0};
+  std::string memcached;                 ///< "": no memcached run; "auto" or "HOST:PORT" (memcached_baseline.cpp)
+  unsigned memcached_clients = 0;        ///< libmemcached client threads; 0: hardware threads
+  unsigned memcached_threads = 0;        ///< memcached -t with auto; 0: hardware threads
+  bool memcached_pipelined_sets = false; ///< buffered noreply sets (memcached_baseline.cpp)
+  bool device_runs = true;               ///< false (--baselines-only): only the CPU/memcached baselines
 };
 
 /// warpkv::kv_cache on YCSB traces and HierarchicalKV's configuration (cache_workloads.cpp).

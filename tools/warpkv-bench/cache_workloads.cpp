@@ -13,6 +13,9 @@
 //         table with an LRU list per shard, a mutex per shard, threads = hardware threads).
 //         It is NOT memcached: memcached is not installed on the GPU machine (no registry there),
 //         so the seed's CPU comparison is this in-process table; see docs/perf.md.
+//   --memcached auto|HOST:PORT: the same traces against a real memcached through libmemcached
+//         (memcached_baseline.cpp: multi-get batches, client threads = hardware threads, -m sized
+//         to hold the cache's capacity), verified values; built only with libmemcached.
 //   --hkv: HierarchicalKV's configuration: uint64 keys, 32-byte values, 1M-key batches at loads
 //         0.5 / 0.75 / 1.0 of the capacity: get (find) of present keys, set of new keys (at
 //         load 1.0 every one evicts: insert_and_evict), get_or_set of a half-present batch.
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "memcached_baseline.hpp"
 #include "session.hpp"
 #include "warpkv/cache/kv_cache.hpp"
 #include "warpkv/core/buffer.hpp"
@@ -338,6 +342,56 @@ void ycsb_cpu_baseline(const cache_options& o, const trace& t, char workload, co
                 t.reads ? static_cast<double>(hits.load()) / static_cast<double>(t.reads) : 0.0));
 }
 
+// ---- memcached (memcached_baseline.cpp): the same trace through libmemcached ------------------
+/// false when memcached returned a wrong or torn value (or libmemcached failed).
+bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const std::string& dist, u64 records,
+                    double fraction, std::size_t capacity, std::size_t gpu_batch, u64 seed) {
+  memcached_run_config cfg;
+  cfg.target = o.memcached;
+  cfg.client_threads = o.memcached_clients;
+  cfg.server_threads = o.memcached_threads;
+  cfg.pipelined_sets = o.memcached_pipelined_sets;
+  cfg.capacity = capacity;
+  cfg.key_bytes = 24;
+  cfg.value_bytes = 100;
+  // the GPU batch size, unless that leaves a client thread fewer than 4 batches of the trace
+  const unsigned clients = o.memcached_clients ? o.memcached_clients : std::max(1u, std::thread::hardware_concurrency());
+  cfg.batch = std::max<std::size_t>(1, std::min<std::size_t>(gpu_batch, (t.ops.size() + 4 * clients - 1) / (4 * clients)));
+  u64 max_record = records;
+  for (const u64 r : t.records) max_record = std::max(max_record, r + 1);
+  std::vector<std::string> keys(max_record);
+  for (u64 r = 0; r < max_record; ++r) keys[r] = record_key(r).str();
+  std::vector<std::uint8_t> is_read(t.ops.size());
+  for (std::size_t i = 0; i < t.ops.size(); ++i) is_read[i] = t.ops[i] == cache_op::get_or_set ? 1 : 0;
+  memcached_trace_view view{&keys, &is_read, &t.records, records};
+  const memcached_run_result m = run_memcached_ycsb(cfg, view);
+  const double mops = m.ms > 0 ? static_cast<double>(m.ops) / (m.ms * 1e3) : 0.0;
+  const double hit = m.reads ? static_cast<double>(m.read_hits) / static_cast<double>(m.reads) : 0.0;
+  record r;
+  r.set("tool", "warpkv-bench").set("schema", 1).set("workload", "cache-ycsb").set("backend", "cpu");
+  r.set("structure", "memcached").set("baseline", "memcached").set("threads", m.client_threads);
+  r.set("memcached_version", m.version).set("memcached_memory_mb", m.memory_mb).set("memcached_threads", m.server_threads);
+  r.set("memcached_target", o.memcached).set("memcached_item_bytes", m.item_bytes);
+  r.set("memcached_pipelined_sets", o.memcached_pipelined_sets);
+  r.set("memcached_items_after_load", m.items_after_load).set("memcached_evictions", m.evictions);
+  r.set("ycsb_workload", std::string(1, workload)).set("distribution", workload == 'D' ? std::string("latest") : dist);
+  r.set("records", records).set("capacity", capacity).set("capacity_fraction", fraction).set("ops", m.ops);
+  r.set("batch", m.batch).set("key_bytes", 24).set("value_bytes", 100);
+  r.set("seed", seed).set("ms", m.ms).set("mops", mops).set("hit_ratio", hit);
+  r.set("failures", m.failures).set("verified", m.failures == 0);
+  emit(r);
+  progress(strf("ycsb %c memcached %s (-m %zu -t %u, %u clients, batch %zu%s) cap=%.0f%% : %.3f M ops/s, hit %.4f, "
+                "items after load %llu", workload, m.version.c_str(), m.memory_mb, m.server_threads, m.client_threads, m.batch,
+                o.memcached_pipelined_sets ? ", pipelined sets" : "",
+                100 * fraction, mops, hit, static_cast<unsigned long long>(m.items_after_load)));
+  if (m.failures != 0) {
+    progress(strf("memcached run FAILED verification: %llu failures; first: %s", static_cast<unsigned long long>(m.failures),
+                  m.first_failure.c_str()));
+    return false;
+  }
+  return true;
+}
+
 // ---- HierarchicalKV's configuration -----------------------------------------------------------
 void hkv_rows(session& s, const cache_options& o) {
   using cache_t = warpkv::kv_cache<u64, 8>;
@@ -441,6 +495,11 @@ int run_cache(const common_options& co, const cache_options& o) {
   const u64 records = o.records != 0 ? o.records : (s.cuda() ? 3000000u : 20000u);
   const u64 ops = o.ops != 0 ? o.ops : (s.cuda() ? 10000000u : 20000u);
   prepare_keys(records + ops / 10);  // D inserts about 5% of ops new records
+  if (!o.memcached.empty() && !memcached_baseline_available())
+    throw warpkv::error(warpkv::errc::invalid_argument,
+                        "--memcached: this warpkv-bench was built without libmemcached (Debian: libmemcached-dev; re-run cmake)");
+  const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);  // the device runs' batch
+  bool verified = true;
   for (const std::string& w : o.workloads) {
     for (const std::string& dist : o.distributions) {
       if (w == "D" && dist != o.distributions.front()) continue;  // D is always "latest"
@@ -448,6 +507,7 @@ int run_cache(const common_options& co, const cache_options& o) {
       for (const double f : o.capacity_fractions) {
         const std::size_t cap = std::max<std::size_t>(1, static_cast<std::size_t>(f * static_cast<double>(records)));
         for (const int W : o.bucket_widths) {
+          if (!o.device_runs) break;
           // exact LRU at the cache's own capacity (whole buckets)
           const std::size_t slots = (cap + W - 1) / W * W;
           const u64 lru = exact_lru_hits(t, records, slots);
@@ -462,10 +522,11 @@ int run_cache(const common_options& co, const cache_options& o) {
           }
         }
         if (o.baseline) ycsb_cpu_baseline(o, t, w[0], dist, records, f, co.seed);
+        if (!o.memcached.empty() && !ycsb_memcached(o, t, w[0], dist, records, f, cap, batch, co.seed)) verified = false;
       }
     }
   }
-  return 0;
+  return verified ? 0 : 1;
 }
 
 }  // namespace warpkv_bench

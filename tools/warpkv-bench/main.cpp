@@ -230,6 +230,15 @@ int main(int argc, char** argv) {
   c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");
   c->add_flag("--no-ycsb", ca_no_ycsb, "Skip the YCSB traces (with --hkv: only the HierarchicalKV rows)");
   c->add_option("--hkv-capacity", ca_hkv_capacity, "HierarchicalKV rows: cache capacity (default 2^27 cuda, 2^15 host)");
+  c->add_option("--memcached", ca.memcached,
+                "Also replay each YCSB trace against memcached through libmemcached: HOST:PORT of a running server, or auto "
+                "(start memcached -l 127.0.0.1 on a free port, -m sized to the cache capacity)");
+  c->add_option("--memcached-clients", ca.memcached_clients, "--memcached: client threads (0: hardware threads)")->capture_default_str();
+  c->add_option("--memcached-threads", ca.memcached_threads, "--memcached auto: memcached -t (0: hardware threads)")->capture_default_str();
+  c->add_flag("--memcached-pipelined-sets", ca.memcached_pipelined_sets,
+              "--memcached: buffer the sets and send them with noreply (memcached's heavy batching) instead of one round trip each");
+  bool ca_baselines_only = false;
+  c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -282,7 +291,10 @@ int main(int argc, char** argv) {
     if (bcs->parsed()) return run_bank_conflicts(common, bc);
     if (kms->parsed()) return run_kmeans(common, km);
     if (p->parsed()) return run_paper(common, pa);
-    if (c->parsed()) return run_cache(common, ca);
+    if (c->parsed()) {
+      ca.device_runs = !ca_baselines_only;
+      return run_cache(common, ca);
+    }
     return run_demo(common, de);
   } catch (const warpkv::error& e) {
     std::cerr << "warpkv-bench: error: " << e.what() << '\n';
