@@ -251,18 +251,10 @@ class linear_map {
     return guarded("retrieve_all", [&] {
       buffer k(*ctx_, std::max<std::size_t>(size_, 1) * sizeof(Key));
       buffer v(*ctx_, std::max<std::size_t>(size_, 1) * 4);
-      ctx_->submit([&](const vk::raii::CommandBuffer& cb) {
-        cb.fillBuffer(counts_.handle(), 0, VK_WHOLE_SIZE, 0);
-        detail::full_barrier(cb);
-        detail::bindings b{};
-        b[0] = slots_.view();
-        b[1] = ready_.view();
-        b[3] = k.view();
-        b[6] = v.view();
-        b[7] = counts_.view();
-        detail::record_dispatch(*ctx_, cb, *collect_, b, dummy_.view(), params(static_cast<std::uint32_t>(capacity_)));
-        detail::full_barrier(cb);
-      });
+      detail::bindings b{};
+      b[3] = k.view();
+      b[6] = v.view();
+      counted_pass(*collect_, b, params(static_cast<std::uint32_t>(capacity_)));
       const std::size_t n = read_counts()[0];
       if (n != size_)
         throw error(errc::capacity, "warpkv::vulkan::linear_map: table holds " + std::to_string(n) +
@@ -393,28 +385,35 @@ class linear_map {
     return c;
   }
 
-  /// One launch of the batch shader; returns its per-status counts.
-  batch_summary launch(std::uint32_t uniform_op, buffer_view ops, buffer_view keys, buffer_view values, std::size_t n,
-                       buffer_view statuses, buffer_view values_out, bool only_full) {
-    detail::bindings b{};
+  /// Zeroes the counters, then runs `pipe` once with the table bound: bindings 0, 1 and 7 are the
+  /// slots, ready bits and counters (set here), the caller sets the pass's others.
+  void counted_pass(const vk::raii::Pipeline& pipe, detail::bindings b, const detail::push_constants& pc,
+                    bool timed = false) const {
     b[0] = slots_.view();
     b[1] = ready_.view();
-    b[2] = ops;
-    b[3] = keys;
-    b[4] = values;
-    b[5] = statuses;
-    b[6] = values_out;
     b[7] = counts_.view();
     ctx_->submit(
         [&](const vk::raii::CommandBuffer& cb) {
           cb.fillBuffer(counts_.handle(), 0, VK_WHOLE_SIZE, 0);
           detail::full_barrier(cb);
-          detail::record_dispatch(*ctx_, cb, *batch_, b, dummy_.view(),
-                                  params(static_cast<std::uint32_t>(n), uniform_op, only_full,
-                                         static_cast<bool>(values_out.buffer)));
+          detail::record_dispatch(*ctx_, cb, pipe, b, dummy_.view(), pc);
           detail::full_barrier(cb);
         },
-        timing_);
+        timed);
+  }
+
+  /// One launch of the batch shader; returns its per-status counts.
+  batch_summary launch(std::uint32_t uniform_op, buffer_view ops, buffer_view keys, buffer_view values, std::size_t n,
+                       buffer_view statuses, buffer_view values_out, bool only_full) {
+    detail::bindings b{};
+    b[2] = ops;
+    b[3] = keys;
+    b[4] = values;
+    b[5] = statuses;
+    b[6] = values_out;
+    counted_pass(*batch_, b,
+                 params(static_cast<std::uint32_t>(n), uniform_op, only_full, static_cast<bool>(values_out.buffer)),
+                 timing_);
     if (timing_) gpu_seconds_ += ctx_->last_gpu_seconds();
     const auto c = read_counts();
     batch_summary s;
@@ -512,17 +511,9 @@ class linear_map {
       if (attempt >= 64) throw error(errc::capacity, "warpkv::vulkan: rehash could not place every key");
       seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
       allocate(capacity, seed);
-      ctx_->submit([&](const vk::raii::CommandBuffer& cb) {
-        cb.fillBuffer(counts_.handle(), 0, VK_WHOLE_SIZE, 0);
-        detail::full_barrier(cb);
-        detail::bindings b{};
-        b[0] = slots_.view();
-        b[1] = ready_.view();
-        b[2] = old_slots.view();
-        b[7] = counts_.view();
-        detail::record_dispatch(*ctx_, cb, *reinsert_, b, dummy_.view(), params(static_cast<std::uint32_t>(old_capacity)));
-        detail::full_barrier(cb);
-      });
+      detail::bindings b{};
+      b[2] = old_slots.view();
+      counted_pass(*reinsert_, b, params(static_cast<std::uint32_t>(old_capacity)));
       if (read_counts()[static_cast<int>(status::full)] == 0) break;
       if (attempt % 2 == 1) capacity *= 2;
     }
