@@ -3,6 +3,8 @@
 // scripts/gpu-check runs every suite with cuda; without a GPU those runs skip, saying why.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -33,6 +35,26 @@ inline double test_scale() {
   const char* s = std::getenv("WARPKV_TEST_SCALE");
   return s == nullptr ? 1.0 : std::atof(s);
 }
+
+/// Progress lines for long randomized tests (WARPKV_TEST_PROGRESS=1): what ran and how long it
+/// took, so a slow or stuck GPU run shows where it is. Silent otherwise.
+class progress {
+ public:
+  progress() : on_(std::getenv("WARPKV_TEST_PROGRESS") != nullptr), t0_(std::chrono::steady_clock::now()) {}
+  template <class... Args>
+  void operator()(const char* format, Args... args) {
+    if (!on_) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+    std::fprintf(stderr, "[progress %9.1f ms] ", ms);
+    std::fprintf(stderr, format, args...);
+    std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point t0_;
+};
 
 }  // namespace warpkv::testing
 

@@ -146,6 +146,7 @@ TYPED_TEST_P(MapSuite, ConcurrentMixedBatchesAreLinearizable) {
   const std::size_t ranges[] = {4, 100, 1000, 10000};  // 4 = a few very hot keys
   const int mixes[][3] = {{20, 20, 60}, {40, 40, 20}, {30, 10, 60}};
   std::uint64_t next_value = 1;
+  progress note;
   for (std::size_t range : ranges) {
     for (const auto& mix : mixes) {
       std::mt19937_64 rng(range * 131 + static_cast<std::uint64_t>(mix[0]));
@@ -164,7 +165,9 @@ TYPED_TEST_P(MapSuite, ConcurrentMixedBatchesAreLinearizable) {
           values[i] = make_value<V>(next_value++);
         }
         std::vector<V> out;
+        note("range %zu mix %d/%d/%d batch %d: execute %zu ops", range, mix[0], mix[1], mix[2], batch, n);
         const auto st = map.execute(ops, keys, values, out);
+        note("  executed; checking (capacity %zu)", static_cast<std::size_t>(map.capacity()));
         const auto after = TestFixture::contents(map);
         const auto verdict = check_linearizable<K, V>(ops, keys, values, st, out, state, after);
         ASSERT_FALSE(verdict.has_value()) << "range " << range << " mix " << mix[0] << "/" << mix[1] << ": " << *verdict;

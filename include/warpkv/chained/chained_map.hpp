@@ -65,7 +65,7 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
       : base(cfg, ex, empty_key, empty_key) {
     if constexpr (Alloc == chained_alloc::device) raise_device_heap(ex, cfg.device_heap_bytes);
     pool_used_ = buffer<unsigned long long>(1, ex);
-    retired_ = buffer<std::uint64_t>(1, ex);
+    retired_ = buffer<std::uint64_t>(Alloc == chained_alloc::device ? ref_type::retired_stacks : 1, ex);
     build(this->capacity_for(capacity_hint), cfg.pool_nodes);
   }
   chained_map(chained_map&&) noexcept = default;
@@ -170,15 +170,14 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   }
   void reset_counters() {
     const unsigned long long zero = 0;
-    const std::uint64_t null = 0;
     pool_used_.copy_from_host(&zero, 1);
-    retired_.copy_from_host(&null, 1);
+    detail::fill_words<std::uint64_t>(this->ex_, retired_.data(), retired_.size(), 0);
   }
   /// Device allocation: frees every node, linked or retired. Pool nodes need nothing.
   void free_nodes() {
     if constexpr (Alloc == chained_alloc::device) {
       if (heads_.data() == nullptr) return;  // moved from
-      detail::for_each_index(this->ex_, this->capacity_ + 1,
+      detail::for_each_index(this->ex_, this->capacity_ + retired_.size(),
                              detail::free_lists_fn<node_type>{heads_.data(), this->capacity_, retired_.data()});
       reset_counters();
     }
@@ -206,7 +205,7 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   buffer<std::uint64_t> heads_;
   buffer<node_type> pool_;
   buffer<unsigned long long> pool_used_;  // pool nodes handed out since the last rebuild
-  buffer<std::uint64_t> retired_;         // device allocation: top of the retired stack
+  buffer<std::uint64_t> retired_;         // device allocation: tops of the retired stacks
   std::uint64_t last_full_ = 0;
 };
 

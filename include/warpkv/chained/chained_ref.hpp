@@ -42,11 +42,16 @@ class chained_ref {
   using node_type = detail::chain_node<key_bits, value_bits>;
   using slot_type = node_type;  // bulk_map_base's slot array stays empty: the nodes live in lists
   static constexpr chained_alloc allocation = Alloc;
+  /// Device allocation: unlinked nodes wait on one of this many retired stacks (chosen by the
+  /// node's address) until the map frees them between batches. Many stacks, so that neither
+  /// the pushes of racing erases nor the freeing pass (one thread per stack) serialize: with a
+  /// single stack, freeing 10^5 nodes took one GPU thread 10-25 s.
+  static constexpr std::size_t retired_stacks = 4096;
 
   chained_ref() = default;
   /// `heads`: `buckets` link words (a power of two). Pool allocation: `pool` holds `pool_size`
-  /// nodes and `*pool_used` counts those handed out. Device allocation: `*retired` is the top of
-  /// the stack of unlinked nodes, freed by the map between batches.
+  /// nodes and `*pool_used` counts those handed out. Device allocation: `retired` holds the tops of
+  /// the retired_stacks stacks of unlinked nodes, freed by the map between batches.
   chained_ref(std::uint64_t* heads, std::size_t buckets, Key empty_key, std::uint64_t seed, node_type* pool,
               std::size_t pool_size, unsigned long long* pool_used, std::uint64_t* retired)
       : heads_(heads),
@@ -247,13 +252,18 @@ class chained_ref {
   /// retired stack until the map frees it between batches; pool nodes need no record.
   WARPKV_HD void retire(node_type* n) const {
     if constexpr (Alloc == chained_alloc::device) {
-      std::uint64_t top = word(retired_).load(memory_order::relaxed);
+      std::uint64_t* stack = &retired_[retired_stack_of(n)];
+      std::uint64_t top = word(stack).load(memory_order::relaxed);
       do {
         atomic_ref<std::uint64_t>(n->retired).store(top, memory_order::relaxed);
-      } while (!word(retired_).compare_exchange(top, bits(n), memory_order::release));
+      } while (!word(stack).compare_exchange(top, bits(n), memory_order::release));
     } else {
       (void)n;
     }
+  }
+
+  WARPKV_HD static std::size_t retired_stack_of(const node_type* n) {
+    return static_cast<std::size_t>(fmix64(reinterpret_cast<std::uintptr_t>(n))) & (retired_stacks - 1);
   }
 
   std::uint64_t* heads_ = nullptr;

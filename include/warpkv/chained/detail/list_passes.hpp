@@ -1,7 +1,7 @@
 #pragma once
 // Whole-table passes of chained_map: walk every bucket list to collect the live entries, check
 // the lists, or free device-allocated nodes. They run between batches, never concurrently
-// with operations on the same table; one index per bucket (one more for the retired stack).
+// with operations on the same table; one index per bucket (and per retired stack).
 #include <cstddef>
 #include <cstdint>
 
@@ -67,8 +67,8 @@ struct check_list_fn {
   }
 };
 
-/// Device allocation: index b < buckets frees bucket b's list; index `buckets` frees the retired
-/// stack (nodes unlinked during batches). The two sets are disjoint: a node is unlinked once.
+/// Device allocation: index b < buckets frees bucket b's list; index buckets + s frees retired
+/// stack s (nodes unlinked during batches). The sets are disjoint: a node is unlinked once.
 template <class Node>
 struct free_lists_fn {
   const std::uint64_t* heads;
@@ -83,7 +83,7 @@ struct free_lists_fn {
         n = next;
       }
     } else {
-      for (Node* n = link::ptr<Node>(*retired); n != nullptr;) {
+      for (Node* n = link::ptr<Node>(retired[b - buckets]); n != nullptr;) {
         Node* next = link::ptr<Node>(n->retired);
         heap_delete(n);
         n = next;
