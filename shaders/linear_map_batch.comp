@@ -22,7 +22,7 @@ void main() {
   barrier();
 
   const uint i = pc.base + gl_GlobalInvocationID.x;
-  if (i < pc.n && ((pc.flags & FLAG_ONLY_FULL) == 0u || statuses[i] == ST_FULL)) {
+  if (i < pc.n && ((pc.flags & FLAG_ONLY_FULL) == 0u || statuses[i] == ST_FULL || statuses[i] == ST_RETRY)) {
     const uint o = pc.uniform_op == OP_PER_ELEMENT ? ops[i] : pc.uniform_op;
     const KEY k = keys[i];
     uint st = ST_INVALID_KEY;  // also for an op code outside warpkv::op: refused, never guessed

@@ -38,6 +38,11 @@ const uint ST_NOT_FOUND = 3u;
 const uint ST_ERASED = 4u;
 const uint ST_FULL = 5u;
 const uint ST_INVALID_KEY = 6u;
+// Internal, never reported: an insert met a pending claim of its key for pc.pending_waits
+// rounds. The host re-runs it in another dispatch (after this one ended, so the claim is
+// published). Vulkan promises no forward progress between invocations of one subgroup: on
+// NVIDIA a waiter could spin while the claimer, parked at a reconvergence point, never publishes.
+const uint ST_RETRY = 7u;
 const uint ST_COUNT = 8u;  // size of the counts buffer (7 statuses, one spare)
 
 const uint OP_INSERT = 0u;
@@ -47,7 +52,7 @@ const uint OP_ERASE = 3u;
 const uint OP_CONTAINS = 4u;
 const uint OP_PER_ELEMENT = 0xFFu;  // push constant: read the op code of each element from ops[]
 
-const uint FLAG_ONLY_FULL = 1u;     // run only the elements whose status is ST_FULL (re-run after growth)
+const uint FLAG_ONLY_FULL = 1u;     // run only the elements whose status is ST_FULL or ST_RETRY (re-runs)
 const uint FLAG_WRITE_VALUES = 2u;  // finds write values_out (bound)
 
 // One push-constant block for every shader (same layout on the host: detail/pipeline.hpp).
@@ -60,6 +65,7 @@ layout(push_constant) uniform params_t {
   uint seed_hi;
   uint uniform_op;     // an op code for the whole batch, or OP_PER_ELEMENT
   uint flags;          // FLAG_ONLY_FULL | FLAG_WRITE_VALUES
+  uint pending_waits;  // rounds an insert re-reads a slot whose claim of its key is pending
 } pc;
 
 #define RELAXED gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed
@@ -158,12 +164,13 @@ uint op_erase(KEY k) {
 }
 
 // insert / insert_or_assign. Claim: CAS empty->k; publish: value store, then the ready bit
-// (release). A pending k is waited for by re-reading the same slot in the next iteration of
-// this one loop: the claimer publishes inside the iteration of its claim, with no inner loop,
-// so lanes of one subgroup executed in lockstep cannot starve it.
+// (release). A pending k is waited for by re-reading the same slot, at most pc.pending_waits
+// times; then the insert returns ST_RETRY and the host runs it again in a later dispatch (the
+// wait alone could deadlock a subgroup: see ST_RETRY).
 uint op_insert(KEY k, uint value, bool or_assign) {
   uint s = home_slot(k);
   uint p = 0u;
+  uint waited = 0u;
   while (p < pc.max_probe) {
     KEY cur = LOAD_KEY(slots.table[s].key);
     if (cur == EMPTY_KEY) {
@@ -180,6 +187,7 @@ uint op_insert(KEY k, uint value, bool or_assign) {
         STORE_WORD(slots.table[s].value, value, RELEASE);
         return ST_ASSIGNED;
       }
+      if (waited++ >= pc.pending_waits) return ST_RETRY;
       continue;  // pending: look at the same slot again
     }
     s = (s + 1u) & pc.capacity_mask;  // another key or a tombstone (never becomes k: M1)

@@ -49,6 +49,9 @@ struct linear_map_config {
   std::size_t max_probe = 4096;       ///< slots an operation may probe; 0 = the whole table
   std::uint64_t seed = 0;             ///< hash seed; rebuilds pick new ones
   bool throw_on_invalid_key = false;  ///< throw warpkv::error(invalid_key) after a batch that held a sentinel
+  /// Rounds an insert re-reads a slot where another insert of its key has claimed but not yet
+  /// published; then it is re-run in a later dispatch of the same batch (0: always re-run).
+  std::uint32_t pending_waits = 64;
 };
 
 namespace detail {
@@ -221,6 +224,9 @@ class linear_map {
   /// Time every batch launch with GPU timestamps; last_gpu_seconds() sums those of the last call.
   void set_timing(bool on) { timing_ = on; }
   [[nodiscard]] double last_gpu_seconds() const { return gpu_seconds_; }
+  /// Inserts re-run in a later dispatch because they met a pending claim of their key (see
+  /// linear_map_config::pending_waits), since construction.
+  [[nodiscard]] std::uint64_t retried_inserts() const { return retried_; }
 
   void clear() {
     guarded("clear", [&] {
@@ -334,6 +340,7 @@ class linear_map {
     pc.seed_hi = static_cast<std::uint32_t>(seed_mix() >> 32);
     pc.uniform_op = uniform_op;
     pc.flags = (only_full ? detail::flag_only_full : 0u) | (write_values ? detail::flag_write_values : 0u);
+    pc.pending_waits = cfg_.pending_waits;
     return pc;
   }
 
@@ -418,6 +425,8 @@ class linear_map {
     const auto c = read_counts();
     batch_summary s;
     for (int i = 0; i < num_status_kinds; ++i) s.count[i] = c[i];
+    last_retries_ = c[detail::status_retry];
+    retried_ += last_retries_;
     return s;
   }
   batch_summary launch(op o, buffer_view ops, buffer_view keys, buffer_view values, std::size_t n,
@@ -438,11 +447,18 @@ class linear_map {
     batch_summary part = launch(uniform_op, ops, keys, values, n, statuses, values_out, false);
     batch_summary total = part;
     account(part);
-    for (int round = 0; part[status::full] > 0; ++round) {
-      if (round >= 64)
-        throw error(errc::capacity, "warpkv::vulkan::linear_map could not place " +
-                                        std::to_string(part[status::full]) + " keys after 64 growth rounds");
-      grow(part[status::full]);
+    // Re-run the full operations after growth and the retried ones (ST_RETRY: an insert that met
+    // a pending claim of its key; counted in no status) until every operation has its status.
+    int growths = 0, retries = 0;
+    while (part[status::full] > 0 || last_retries_ > 0) {
+      if (part[status::full] > 0) {
+        if (growths++ >= 64)
+          throw error(errc::capacity, "warpkv::vulkan::linear_map could not place " +
+                                          std::to_string(part[status::full]) + " keys after 64 growth rounds");
+        grow(part[status::full]);
+      } else if (retries++ >= 4096) {  // each re-run completes every claim the last one left pending
+        throw error(errc::vulkan, "warpkv::vulkan::linear_map: inserts still met pending claims after 4096 re-runs");
+      }
       const std::uint64_t was_full = part[status::full];
       part = launch(uniform_op, ops, keys, values, n, statuses, values_out, true);
       total.count[static_cast<int>(status::full)] -= was_full;
@@ -538,6 +554,8 @@ class linear_map {
   std::size_t cleanups_ = 0;
   bool timing_ = false;
   double gpu_seconds_ = 0.0;
+  std::uint64_t last_retries_ = 0;  // ST_RETRY operations of the last launch
+  std::uint64_t retried_ = 0;       // all re-runs of inserts that met a pending claim, ever
 };
 
 }  // namespace warpkv::vulkan

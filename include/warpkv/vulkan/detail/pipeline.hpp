@@ -24,8 +24,10 @@ struct push_constants {
   std::uint32_t seed_hi = 0;
   std::uint32_t uniform_op = 0;
   std::uint32_t flags = 0;
+  std::uint32_t pending_waits = 0;
 };
-inline constexpr std::uint32_t flag_only_full = 1;     // run only elements whose status is full
+inline constexpr std::uint32_t flag_only_full = 1;     // run only elements whose status is full or retry
+inline constexpr std::uint32_t status_retry = 7;       // internal: an insert gave up waiting for a pending claim
 inline constexpr std::uint32_t flag_write_values = 2;  // finds write values_out
 
 inline constexpr std::uint32_t num_bindings = 8;
