@@ -49,6 +49,11 @@ struct device_info {
   /// llvmpipe, whose barriers in non-uniform control flow are broken. WARPKV_VULKAN_SHADERS=
   /// relaxed|ordered overrides the choice (for experiments only).
   bool relaxed_shaders = false;
+  /// VkPhysicalDeviceSubgroupProperties::subgroupSize (0 before Vulkan 1.1).
+  std::uint32_t subgroup_size = 0;
+  /// The subgroup-cooperative batch shader can run (linear_map_config::probing): compute
+  /// subgroups with basic, ballot and shuffle operations, subgroupSize at least 8.
+  bool subgroup_probing = false;
 };
 
 struct context_options {
@@ -142,8 +147,15 @@ inline device_info describe(const vk::raii::PhysicalDevice& pd, std::uint32_t in
   d.api_version = version_string(props.apiVersion);
   const bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
   if (v12) {
-    const auto chain = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceDriverProperties>();
+    const auto chain = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceDriverProperties,
+                                         vk::PhysicalDeviceSubgroupProperties>();
     const auto& drv = chain.get<vk::PhysicalDeviceDriverProperties>();
+    const auto& sub = chain.get<vk::PhysicalDeviceSubgroupProperties>();
+    d.subgroup_size = sub.subgroupSize;
+    using F = vk::SubgroupFeatureFlagBits;
+    const vk::SubgroupFeatureFlags needed = F::eBasic | F::eBallot | F::eShuffle;
+    d.subgroup_probing = (sub.supportedStages & vk::ShaderStageFlagBits::eCompute) &&
+                         (sub.supportedOperations & needed) == needed && sub.subgroupSize >= 8;
     d.driver = std::string(drv.driverName.data()) + " " + drv.driverInfo.data();
     d.relaxed_shaders = drv.driverID == vk::DriverId::eMesaLlvmpipe;
     const auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan12Features>();
