@@ -46,15 +46,14 @@ void main() {
   uint found_value = 0u;
 
 #ifdef SUBGROUP_PROBING
-  const lanes_t ln = active_lanes();
   bool waiting = mine && valid;
   for (;;) {  // subgroup-uniform: one leader's operation per round, lowest lane first
     const uvec4 todo = subgroupBallot(waiting);
     if (todo == uvec4(0u)) break;
     const uint leader = subgroupBallotFindLSB(todo);
     uint value_read;
-    const uint r = coop_execute(subgroupShuffle(o, leader), shuffle_key(k, leader), subgroupShuffle(v, leader), ln,
-                                value_read);
+    const uint r =
+        coop_execute(subgroupShuffle(o, leader), shuffle_key(k, leader), subgroupShuffle(v, leader), value_read);
     if (gl_SubgroupInvocationID == leader) {
       st = r;
       found_value = value_read;

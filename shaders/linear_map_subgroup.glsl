@@ -17,20 +17,6 @@
 #extension GL_KHR_shader_subgroup_ballot : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 
-// The lanes that take part: every active lane of the subgroup (all of them in practice: the
-// workgroup is a multiple of the subgroup size and no lane leaves before the loop). Slots are
-// handed out by rank among the active lanes, so a subgroup with inactive lanes still reads a
-// gapless window (a skipped slot would break the prefix invariant P).
-struct lanes_t {
-  uint width;  // active lanes = slots per window
-  uint rank;   // this lane's position among them = its slot's offset in the window
-};
-
-lanes_t active_lanes() {
-  const uvec4 all = subgroupBallot(true);
-  return lanes_t(subgroupBallotBitCount(all), subgroupBallotExclusiveBitCount(all));
-}
-
 #if KEY_BITS == 64
 KEY shuffle_key(KEY k, uint lane) {  // two 32-bit shuffles: no shaderSubgroupExtendedTypes needed
   const uvec2 w = unpackUint2x32(k);
@@ -54,25 +40,33 @@ KEY shuffle_key(KEY k, uint lane) { return subgroupShuffle(k, lane); }
 #define SYNC_BEFORE_CLAIM()
 #endif
 
-// Reads this lane's slot of the window at probe position p of k's sequence (slot home + p + rank);
-// lanes past the probe bound read nothing. Returns the ballot of the stops (k or empty); `hits`
-// gets the ballot of the lanes that read k, `slot` this lane's slot.
-uvec4 read_window(KEY k, uint home, uint p, lanes_t ln, out uvec4 hits, out uint slot) {
-  slot = (home + p + ln.rank) & pc.capacity_mask;
+// Reads this lane's slot of the window at probe position p of k's sequence: the lanes taking part
+// are the active lanes of the subgroup (all of them in practice: the workgroup is a multiple of
+// the subgroup size and no invocation leaves early), the lane of rank r among them reads slot
+// home + p + r, so the window has no gap even if some lanes were inactive (a skipped slot would
+// break the prefix invariant P); lanes past the probe bound read nothing. Returns the ballot of
+// the stops (k or empty); `hits` gets the ballot of the lanes that read k, `slot` this lane's
+// slot, `width` the window's size (the active lanes).
+uvec4 read_window(KEY k, uint home, uint p, out uvec4 hits, out uint slot, out uint width) {
+  const uvec4 lanes = subgroupBallot(true);
+  width = subgroupBallotBitCount(lanes);
+  const uint rank = subgroupBallotExclusiveBitCount(lanes);
+  slot = (home + p + rank) & pc.capacity_mask;
   KEY cur = ERASED_KEY;  // beyond max_probe: neither k nor empty, i.e. passed
-  if (p + ln.rank < pc.max_probe) cur = LOAD_KEY(slots.table[slot].key);
+  if (p + rank < pc.max_probe) cur = LOAD_KEY(slots.table[slot].key);
   hits = subgroupBallot(cur == k);
   return subgroupBallot(cur == k || cur == EMPTY_KEY);
 }
 
 // find: the first stop decides; its lane reads the ready bit and the value.
-uint coop_find(KEY k, lanes_t ln, out uint value) {
+uint coop_find(KEY k, out uint value) {
   value = 0u;
   const uint home = home_slot(k);
-  for (uint p = 0u; p < pc.max_probe; p += ln.width) {
+  uint width;
+  for (uint p = 0u; p < pc.max_probe; p += width) {
     uvec4 hits;
     uint slot;
-    const uvec4 stops = read_window(k, home, p, ln, hits, slot);
+    const uvec4 stops = read_window(k, home, p, hits, slot, width);
     if (stops == uvec4(0u)) continue;  // only other keys and tombstones
     const uint c = subgroupBallotFindLSB(stops);
     if (!subgroupBallotBitExtract(hits, c)) return ST_NOT_FOUND;  // empty stop
@@ -89,12 +83,13 @@ uint coop_find(KEY k, lanes_t ln, out uint value) {
 }
 
 // erase: the stop's lane tombstones a live k by CAS.
-uint coop_erase(KEY k, lanes_t ln) {
+uint coop_erase(KEY k) {
   const uint home = home_slot(k);
-  for (uint p = 0u; p < pc.max_probe; p += ln.width) {
+  uint width;
+  for (uint p = 0u; p < pc.max_probe; p += width) {
     uvec4 hits;
     uint slot;
-    const uvec4 stops = read_window(k, home, p, ln, hits, slot);
+    const uvec4 stops = read_window(k, home, p, hits, slot, width);
     if (stops == uvec4(0u)) continue;
     const uint c = subgroupBallotFindLSB(stops);
     if (!subgroupBallotBitExtract(hits, c)) return ST_NOT_FOUND;
@@ -112,16 +107,17 @@ uint coop_erase(KEY k, lanes_t ln) {
 // no collective in between); a lost CAS re-reads the window (the slot now holds k or another
 // key). k ready: found / assign by the stop's lane. k pending: the window is read again, at most
 // pc.pending_waits times, then ST_RETRY (the host re-runs the operation in a later dispatch).
-uint coop_insert(KEY k, uint value, bool or_assign, lanes_t ln) {
+uint coop_insert(KEY k, uint value, bool or_assign) {
   const uint home = home_slot(k);
   uint p = 0u;
   uint waited = 0u;
   while (p < pc.max_probe) {
     uvec4 hits;
     uint slot;
-    const uvec4 stops = read_window(k, home, p, ln, hits, slot);
+    uint width;
+    const uvec4 stops = read_window(k, home, p, hits, slot, width);
     if (stops == uvec4(0u)) {
-      p += ln.width;
+      p += width;
       continue;
     }
     const uint c = subgroupBallotFindLSB(stops);
@@ -151,9 +147,9 @@ uint coop_insert(KEY k, uint value, bool or_assign, lanes_t ln) {
 }
 
 // One operation of the leader, run by the whole subgroup (subgroup-uniform arguments).
-uint coop_execute(uint o, KEY k, uint value, lanes_t ln, out uint found_value) {
+uint coop_execute(uint o, KEY k, uint value, out uint found_value) {
   found_value = 0u;
-  if (o == OP_INSERT || o == OP_INSERT_OR_ASSIGN) return coop_insert(k, value, o == OP_INSERT_OR_ASSIGN, ln);
-  if (o == OP_FIND || o == OP_CONTAINS) return coop_find(k, ln, found_value);
-  return coop_erase(k, ln);  // the caller passes valid op codes only
+  if (o == OP_INSERT || o == OP_INSERT_OR_ASSIGN) return coop_insert(k, value, o == OP_INSERT_OR_ASSIGN);
+  if (o == OP_FIND || o == OP_CONTAINS) return coop_find(k, found_value);
+  return coop_erase(k);  // the caller passes valid op codes only
 }
