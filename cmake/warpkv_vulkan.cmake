@@ -27,13 +27,19 @@ if(WARPKV_WITH_VULKAN)
   set(_shader_dir ${PROJECT_SOURCE_DIR}/shaders)
   set(_spirv_outputs)
   # linear_map_batch_subgroup: linear_map_batch.comp with subgroup-cooperative probing
-  # (linear_map_config::probing = subgroup, shaders/linear_map_subgroup.glsl).
-  foreach(_shader linear_map_batch linear_map_batch_subgroup linear_map_reinsert linear_map_collect)
+  # (linear_map_config::probing = subgroup, shaders/linear_map_subgroup.glsl); _ucf: the same
+  # with the SubgroupUniformControlFlowKHR execution mode, for devices that offer it (both
+  # variants are built; the relaxed _ucf one is unused as long as llvmpipe lacks the extension).
+  foreach(_shader linear_map_batch linear_map_batch_subgroup linear_map_batch_subgroup_ucf linear_map_reinsert
+                  linear_map_collect)
     set(_source ${_shader})
     set(_shader_defs)
     if(_shader STREQUAL "linear_map_batch_subgroup")
       set(_source linear_map_batch)
       set(_shader_defs -DSUBGROUP_PROBING)
+    elseif(_shader STREQUAL "linear_map_batch_subgroup_ucf")
+      set(_source linear_map_batch)
+      set(_shader_defs -DSUBGROUP_PROBING -DSUBGROUP_UNIFORM_CONTROL_FLOW)
     endif()
     foreach(_bits 32 64)
       foreach(_variant ordered relaxed)

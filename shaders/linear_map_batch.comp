@@ -10,6 +10,15 @@
 #ifdef SUBGROUP_PROBING
 #include "linear_map_subgroup.glsl"
 #endif
+#ifdef SUBGROUP_UNIFORM_CONTROL_FLOW
+// Built where the device offers VK_KHR_shader_subgroup_uniform_control_flow (the host enables it):
+// the lanes of a subgroup that enter a construct together in subgroup-uniform control flow are
+// together again at its end, which the "one lane acts, then all shuffle from it" steps rely on.
+#extension GL_EXT_subgroup_uniform_control_flow : require
+#define MAIN_ATTRIBUTES [[subgroup_uniform_control_flow]]
+#else
+#define MAIN_ATTRIBUTES
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -22,7 +31,7 @@ layout(std430, binding = 7) buffer counts_block { uint counts[]; };
 
 shared uint group_counts[ST_COUNT];
 
-void main() {
+void main() MAIN_ATTRIBUTES {
   const uint t = gl_LocalInvocationIndex;
   if (t < ST_COUNT) group_counts[t] = 0u;
   barrier();

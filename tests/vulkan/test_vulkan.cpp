@@ -89,6 +89,7 @@ void init_context() {
       std::cerr << "warpkv_vulkan_tests: device [" << d.index << "] " << d.name << " (" << d.type << ", Vulkan "
                 << d.api_version << ", " << d.driver << "), 64-bit atomics " << (d.int64_atomics ? "yes" : "no")
                 << ", subgroupSize " << d.subgroup_size << " (subgroup probing " << (d.subgroup_probing ? "yes" : "NO")
+                << ", uniform control flow extension " << (d.subgroup_uniform_control_flow ? "on" : "off")
                 << "), validation " << (s.ctx->validation() ? "on" : "OFF") << '\n';
     }
 }

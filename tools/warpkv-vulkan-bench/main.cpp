@@ -103,6 +103,8 @@ nlohmann::ordered_json base_record(const wv::context& ctx, const char* operation
   j["shaders"] = ctx.info().relaxed_shaders ? "relaxed" : "ordered";
   j["probing"] = wv::to_string(probing);
   j["subgroup_size"] = ctx.info().subgroup_size;
+  if (probing == wv::probing_mode::subgroup)
+    j["subgroup_uniform_control_flow"] = ctx.info().subgroup_uniform_control_flow && !ctx.info().relaxed_shaders;
   j["key_bits"] = 32;
   j["value_bits"] = 32;
   return j;
@@ -334,7 +336,8 @@ int main(int argc, char** argv) {
       std::cerr << "  [" << d.index << "] " << d.name << " (" << d.type << ", Vulkan " << d.api_version << ", "
                 << d.driver << ")" << (d.usable ? "" : " NOT usable: needs Vulkan 1.2 + vulkanMemoryModel")
                 << (d.int64_atomics ? ", 64-bit atomics" : "") << (d.timestamps ? ", timestamps" : ", NO timestamps")
-                << ", subgroupSize " << d.subgroup_size << (d.subgroup_probing ? " (subgroup probing)" : " (NO subgroup probing)")
+                << ", subgroupSize " << d.subgroup_size << (d.subgroup_probing ? " (subgroup probing" : " (NO subgroup probing")
+                << (d.subgroup_uniform_control_flow ? ", uniform control flow)" : ")")
                 << '\n';
     if (o.list_only) return 0;
     if (!o.out.empty()) out_file.open(o.out, std::ios::app);

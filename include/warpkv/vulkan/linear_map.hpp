@@ -151,7 +151,10 @@ class linear_map {
                                  (relaxed ? "_relaxed" : "");
         return &detail::pipeline(ctx, name, detail::spirv::code(shader, wide, relaxed));
       };
-      batch_ = load(probing_ == probing_mode::subgroup ? "batch_subgroup" : "batch");
+      // The subgroup shader with the SubgroupUniformControlFlowKHR mode where the context enabled
+      // it (never on llvmpipe, which lacks the extension and runs the relaxed variant).
+      const bool ucf = ctx.info().subgroup_uniform_control_flow && !relaxed;
+      batch_ = load(probing_ != probing_mode::subgroup ? "batch" : ucf ? "batch_subgroup_ucf" : "batch_subgroup");
       reinsert_ = load("reinsert");
       collect_ = load("collect");
       counts_ = buffer(ctx, 8 * sizeof(std::uint32_t), memory::host);
