@@ -26,11 +26,25 @@ if(WARPKV_WITH_VULKAN)
   file(MAKE_DIRECTORY ${_spirv_dir})
   set(_shader_dir ${PROJECT_SOURCE_DIR}/shaders)
   set(_spirv_outputs)
-  foreach(_shader linear_map_batch linear_map_reinsert linear_map_collect)
+  # linear_map_batch_subgroup: linear_map_batch.comp with subgroup-cooperative probing
+  # (linear_map_config::probing = subgroup, shaders/linear_map_subgroup.glsl); _ucf: the same
+  # with the SubgroupUniformControlFlowKHR execution mode, for devices that offer it (both
+  # variants are built; the relaxed _ucf one is unused as long as llvmpipe lacks the extension).
+  foreach(_shader linear_map_batch linear_map_batch_subgroup linear_map_batch_subgroup_ucf linear_map_reinsert
+                  linear_map_collect)
+    set(_source ${_shader})
+    set(_shader_defs)
+    if(_shader STREQUAL "linear_map_batch_subgroup")
+      set(_source linear_map_batch)
+      set(_shader_defs -DSUBGROUP_PROBING)
+    elseif(_shader STREQUAL "linear_map_batch_subgroup_ucf")
+      set(_source linear_map_batch)
+      set(_shader_defs -DSUBGROUP_PROBING -DSUBGROUP_UNIFORM_CONTROL_FLOW)
+    endif()
     foreach(_bits 32 64)
       foreach(_variant ordered relaxed)
         set(_name ${_shader}_k${_bits})
-        set(_defs -DKEY_BITS=${_bits})
+        set(_defs -DKEY_BITS=${_bits} ${_shader_defs})
         if(_variant STREQUAL "relaxed")
           string(APPEND _name _relaxed)
           list(APPEND _defs -DRELAXED_ONLY)
@@ -40,10 +54,11 @@ if(WARPKV_WITH_VULKAN)
         add_custom_command(
           OUTPUT ${_out}
           COMMAND ${WARPKV_GLSLC} --target-env=vulkan1.2 -O -Werror ${_defs} -mfmt=num
-                  -MD -MF ${_out}.d -o ${_out} ${_shader_dir}/${_shader}.comp
-          DEPENDS ${_shader_dir}/${_shader}.comp ${_shader_dir}/linear_map_common.glsl
+                  -MD -MF ${_out}.d -o ${_out} ${_shader_dir}/${_source}.comp
+          DEPENDS ${_shader_dir}/${_source}.comp ${_shader_dir}/linear_map_common.glsl
+                  ${_shader_dir}/linear_map_subgroup.glsl
           DEPFILE ${_out}.d
-          COMMENT "glslc ${_shader}.comp (${_name})"
+          COMMENT "glslc ${_source}.comp (${_name})"
           VERBATIM)
         list(APPEND _spirv_outputs ${_out})
       endforeach()

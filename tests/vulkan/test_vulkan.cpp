@@ -2,7 +2,9 @@
 // the Khronos validation layer on and any validation message failing the run: the shared typed
 // map suite (sequential model, concurrent mixed batches checked for per-key linearizability,
 // high load factors, sentinels, growth) for 32- and 64-bit keys, plus the open-addressing hazards
-// (wrap-around, tombstones and cleanup, hot-key churn, probe limits) and bad input.
+// (wrap-around, tombstones and cleanup, hot-key churn, probe limits) and bad input. Each runs
+// for both probing modes (linear_map_config::probing: per_invocation and subgroup); the subgroup
+// runs skip, saying why, on a device without the subgroup operations they need.
 //
 // Environment: WARPKV_VULKAN_DEVICE picks the device (index or part of its name);
 // WARPKV_VULKAN_REQUIRE_VALIDATION=1 (set by ctest) fails when the validation layer is missing,
@@ -24,6 +26,11 @@
 
 #include "../common/map_suite.hpp"
 #include "warpkv/vulkan/linear_map.hpp"
+
+namespace warpkv::vulkan {
+// gtest prints test parameters through PrintTo (found by ADL).
+inline void PrintTo(probing_mode p, std::ostream* os) { *os << to_string(p); }
+}  // namespace warpkv::vulkan
 
 namespace warpkv::testing {
 namespace {
@@ -81,7 +88,9 @@ void init_context() {
       const auto& d = s.ctx->info();
       std::cerr << "warpkv_vulkan_tests: device [" << d.index << "] " << d.name << " (" << d.type << ", Vulkan "
                 << d.api_version << ", " << d.driver << "), 64-bit atomics " << (d.int64_atomics ? "yes" : "no")
-                << ", validation " << (s.ctx->validation() ? "on" : "OFF") << '\n';
+                << ", subgroupSize " << d.subgroup_size << " (subgroup probing " << (d.subgroup_probing ? "yes" : "NO")
+                << ", uniform control flow extension " << (d.subgroup_uniform_control_flow ? "on" : "off")
+                << "), validation " << (s.ctx->validation() ? "on" : "OFF") << '\n';
     }
 }
 
@@ -113,13 +122,18 @@ wv::context& ctx() { return *state().ctx; }
 
 // The shared typed suite builds maps as Map(capacity, config, execution): this adapter puts them
 // on the process's Vulkan context (the execution is the suite's host stand-in and unused).
-template <class Key>
+template <class Key, wv::probing_mode Probing = wv::probing_mode::per_invocation>
 struct vk_map : wv::linear_map<Key> {
   static constexpr int tile_size = 1;
-  vk_map(std::size_t capacity, wv::linear_map_config cfg, const execution&) : wv::linear_map<Key>(checked(), capacity, cfg) {}
+  vk_map(std::size_t capacity, wv::linear_map_config cfg, const execution&)
+      : wv::linear_map<Key>(checked(), capacity, with_probing(cfg)) {}
   static wv::context& checked() {
     if (!state().ctx) throw error(errc::unsupported, "no Vulkan device: " + state().skip_reason);
     return ctx();
+  }
+  static wv::linear_map_config with_probing(wv::linear_map_config cfg) {
+    cfg.probing = Probing;
+    return cfg;
   }
 };
 
@@ -129,8 +143,31 @@ const bool backend_pinned = [] { return ::setenv("WARPKV_TEST_BACKEND", "host", 
 
 using VulkanMaps = ::testing::Types<vk_map<std::uint32_t>, vk_map<std::uint64_t>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Vulkan, MapSuite, VulkanMaps);
+// The same suite with subgroup-cooperative probing (left out by main() without device support).
+using VulkanSubgroupMaps = ::testing::Types<vk_map<std::uint32_t, wv::probing_mode::subgroup>,
+                                            vk_map<std::uint64_t, wv::probing_mode::subgroup>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(VulkanSubgroup, MapSuite, VulkanSubgroupMaps);
 
 using map32 = wv::linear_map<std::uint32_t>;
+
+// The map tests below run once per probing mode; config() is a config with the mode of the run.
+class VulkanLinearMap : public ::testing::TestWithParam<wv::probing_mode> {
+ protected:
+  void SetUp() override {
+    if (!state().ctx) GTEST_SKIP() << "no Vulkan device: " << state().skip_reason;
+    if (GetParam() == wv::probing_mode::subgroup && !ctx().info().subgroup_probing)
+      GTEST_SKIP() << "device '" << ctx().info().name
+                   << "' lacks compute subgroups with ballot and shuffle of >= 8 lanes: no subgroup probing";
+  }
+  static wv::linear_map_config config() {
+    wv::linear_map_config c;
+    c.probing = GetParam();
+    return c;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Probing, VulkanLinearMap,
+                         ::testing::Values(wv::probing_mode::per_invocation, wv::probing_mode::subgroup),
+                         [](const ::testing::TestParamInfo<wv::probing_mode>& i) { return wv::to_string(i.param); });
 
 std::vector<std::uint32_t> some_keys(std::size_t n, std::size_t from = 1) {
   std::vector<std::uint32_t> k(n);
@@ -180,9 +217,9 @@ TEST(VulkanContext, ValidationMessagesReachTheMessenger) {
 }
 
 // Keys whose probe sequence starts in the last slots run past the end of the table into slot 0.
-TEST(VulkanLinearMap, ProbingWrapsAroundTheEnd) {
+TEST_P(VulkanLinearMap, ProbingWrapsAroundTheEnd) {
   WARPKV_VULKAN_CONTEXT();
-  wv::linear_map_config cfg;
+  auto cfg = config();
   cfg.max_load_factor = 1.0;
   map32 m(ctx(), 64, cfg);
   ASSERT_EQ(m.capacity(), 64u);
@@ -206,9 +243,9 @@ TEST(VulkanLinearMap, ProbingWrapsAroundTheEnd) {
   EXPECT_EQ(m.validate(), "");
 }
 
-TEST(VulkanLinearMap, CleanupKeepsEveryLiveKeyAndLatestValue) {
+TEST_P(VulkanLinearMap, CleanupKeepsEveryLiveKeyAndLatestValue) {
   WARPKV_VULKAN_CONTEXT();
-  wv::linear_map_config cfg;
+  auto cfg = config();
   cfg.tombstone_threshold = 1.0;  // only explicit cleanups
   map32 m(ctx(), 4000, cfg);
   const auto keys = some_keys(3000);
@@ -235,9 +272,9 @@ TEST(VulkanLinearMap, CleanupKeepsEveryLiveKeyAndLatestValue) {
   EXPECT_EQ(m.validate(), "");
 }
 
-TEST(VulkanLinearMap, AutomaticCleanupPastTheThreshold) {
+TEST_P(VulkanLinearMap, AutomaticCleanupPastTheThreshold) {
   WARPKV_VULKAN_CONTEXT();
-  map32 m(ctx(), 1000);  // threshold 0.25 x capacity
+  map32 m(ctx(), 1000, config());  // threshold 0.25 x capacity
   const auto keys = some_keys(900);
   m.insert(keys, values_for(keys.size(), 1));
   const std::size_t limit = m.capacity() / 4;
@@ -257,11 +294,11 @@ TEST(VulkanLinearMap, AutomaticCleanupPastTheThreshold) {
 // Also with pending_waits = 0: an insert that meets another insert's unpublished claim of its
 // key goes back to the host and runs again in a later dispatch (on NVIDIA a waiter spinning in
 // the same subgroup as the claimer hung this test); the results must stay linearizable.
-TEST(VulkanLinearMap, HotKeyChurnIsLinearizable) {
+TEST_P(VulkanLinearMap, HotKeyChurnIsLinearizable) {
   WARPKV_VULKAN_CONTEXT();
   for (const std::uint32_t waits : {64u, 0u}) {
     SCOPED_TRACE("pending_waits " + std::to_string(waits));
-    wv::linear_map_config cfg;
+    auto cfg = config();
     cfg.pending_waits = waits;
     map32 m(ctx(), 64, cfg);
     std::mt19937_64 rng(7);
@@ -293,25 +330,31 @@ TEST(VulkanLinearMap, HotKeyChurnIsLinearizable) {
 
 // A short probe limit makes clustered inserts report full inside the batch: the map must grow
 // and re-run exactly those, losing none.
-TEST(VulkanLinearMap, GrowsPastAShortProbeLimit) {
+// Also a limit that is not a multiple of the subgroup size: the lanes of a subgroup window past
+// the limit must read nothing (validate() checks every key lies within max_probe of its home).
+TEST_P(VulkanLinearMap, GrowsPastAShortProbeLimit) {
   WARPKV_VULKAN_CONTEXT();
-  wv::linear_map_config cfg;
-  cfg.max_probe = 2;
-  cfg.max_load_factor = 0.95;
-  map32 m(ctx(), 2000, cfg);
-  const auto keys = some_keys(1800);
-  const auto st = m.insert(keys, values_for(keys.size(), 9));
-  EXPECT_EQ(count(st, status::inserted), keys.size());
-  EXPECT_GT(m.rehash_count(), 0u);
-  std::vector<std::uint32_t> out;
-  const auto fs = m.find(keys, out);
-  EXPECT_EQ(count(fs, status::found), keys.size());
-  EXPECT_EQ(m.validate(), "");
+  for (const std::size_t limit : {2u, 11u}) {
+    SCOPED_TRACE("max_probe " + std::to_string(limit));
+    auto cfg = config();
+    cfg.max_probe = limit;
+    cfg.max_load_factor = 0.95;
+    map32 m(ctx(), 2000, cfg);
+    const auto keys = some_keys(3800);  // load factor 0.93 at 4096 slots: clusters longer than 11
+    const auto st = m.insert(keys, values_for(keys.size(), 9));
+    EXPECT_EQ(count(st, status::inserted), keys.size());
+    EXPECT_GT(m.rehash_count(), 0u);
+    std::vector<std::uint32_t> out;
+    const auto fs = m.find(keys, out);
+    EXPECT_EQ(count(fs, status::found), keys.size());
+    EXPECT_EQ(out, values_for(keys.size(), 9));
+    EXPECT_EQ(m.validate(), "");
+  }
 }
 
-TEST(VulkanLinearMap, BothSentinelsAndBadOpCodesAreRejected) {
+TEST_P(VulkanLinearMap, BothSentinelsAndBadOpCodesAreRejected) {
   WARPKV_VULKAN_CONTEXT();
-  map32 m(ctx(), 100);
+  map32 m(ctx(), 100, config());
   const std::vector<std::uint32_t> keys{m.empty_key(), m.erased_key(), 5};
   const auto st = m.insert(keys, values_for(3, 1));
   EXPECT_EQ(st[0], status::invalid_key);
@@ -332,7 +375,7 @@ TEST(VulkanLinearMap, BothSentinelsAndBadOpCodesAreRejected) {
   EXPECT_EQ(m.validate(), "");
 }
 
-TEST(VulkanLinearMap, BadInputIsAnErrorNamingTheArgument) {
+TEST(VulkanLinearMapInput, BadInputIsAnErrorNamingTheArgument) {
   WARPKV_VULKAN_CONTEXT();
   map32 m(ctx(), 100);
   const auto expect_code = [](auto&& f, errc code, const char* word) {
@@ -365,9 +408,9 @@ TEST(VulkanLinearMap, BadInputIsAnErrorNamingTheArgument) {
 }
 
 // The device-buffer API (what a Vulkan application uses with its own buffers), with timestamps.
-TEST(VulkanLinearMap, DeviceBuffersAndTimestamps) {
+TEST_P(VulkanLinearMap, DeviceBuffersAndTimestamps) {
   WARPKV_VULKAN_CONTEXT();
-  map32 m(ctx(), 4096);
+  map32 m(ctx(), 4096, config());
   const std::size_t n = 3000;
   const auto keys = some_keys(n);
   const auto values = values_for(n, 77);
@@ -394,7 +437,7 @@ TEST(VulkanLinearMap, DeviceBuffersAndTimestamps) {
 
 // A map on the application's own VkDevice, on a buffer the application allocated; the context
 // borrows the device and leaves it working when it goes.
-TEST(VulkanLinearMap, RunsOnTheApplicationsDeviceAndBuffers) {
+TEST_P(VulkanLinearMap, RunsOnTheApplicationsDeviceAndBuffers) {
   WARPKV_VULKAN_CONTEXT();
   vk::raii::Context loader;
   const vk::ApplicationInfo app("app", 1, "app", 1, VK_API_VERSION_1_2);
@@ -431,7 +474,8 @@ TEST(VulkanLinearMap, RunsOnTheApplicationsDeviceAndBuffers) {
     wv::context borrowed(ext);
     EXPECT_TRUE(borrowed.borrowed());
     EXPECT_FALSE(borrowed.info().int64_atomics);  // not enabled on this device
-    map32 m(borrowed, 1000);
+    map32 m(borrowed, 1000, config());
+    EXPECT_EQ(m.probing(), GetParam());
     auto vb = wv::buffer::from_host<std::uint32_t>(borrowed, values_for(keys.size(), 5));
     const wv::buffer_view kv{*kbuf, 0, keys.size() * 4};
     EXPECT_EQ(m.insert(kv, vb.view(), keys.size())[status::inserted], keys.size());
@@ -447,10 +491,10 @@ TEST(VulkanLinearMap, RunsOnTheApplicationsDeviceAndBuffers) {
 }
 
 // 64-bit keys above 2^32 (two keys equal in their low words stay apart).
-TEST(VulkanLinearMap, WideKeysKeepTheirHighWords) {
+TEST_P(VulkanLinearMap, WideKeysKeepTheirHighWords) {
   WARPKV_VULKAN_CONTEXT();
   if (!ctx().info().int64_atomics) GTEST_SKIP() << "device lacks shaderBufferInt64Atomics";
-  wv::linear_map<std::uint64_t> m(ctx(), 100);
+  wv::linear_map<std::uint64_t> m(ctx(), 100, config());
   const std::vector<std::uint64_t> keys{5, 5 + (std::uint64_t{1} << 32), 5 + (std::uint64_t{7} << 40),
                                         0xFFFFFFFFull, 0xFFFFFFFEull};
   const auto st = m.insert(keys, values_for(keys.size(), 1));
@@ -462,21 +506,120 @@ TEST(VulkanLinearMap, WideKeysKeepTheirHighWords) {
   EXPECT_EQ(m.validate(), "");
 }
 
+// The choice of probing: automatic is per_invocation until the NVIDIA measurement decides;
+// an explicit subgroup request on a device without subgroup ballot + shuffle (made up here, as
+// lavapipe has them) is errc::unsupported naming the option; on the real device the map reports
+// what it runs.
+TEST(VulkanProbing, ExplicitSubgroupWithoutSupportIsAnError) {
+  using wv::probing_mode;
+  wv::device_info without;
+  without.name = "made-up device";
+  without.subgroup_size = 4;
+  without.subgroup_probing = false;
+  wv::device_info with = without;
+  with.subgroup_size = 32;
+  with.subgroup_probing = true;
+  try {
+    (void)wv::detail::resolve_probing(probing_mode::subgroup, without);
+    ADD_FAILURE() << "expected warpkv::error";
+  } catch (const warpkv::error& e) {
+    EXPECT_EQ(e.code(), errc::unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("probing = subgroup"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("made-up device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(wv::detail::resolve_probing(probing_mode::subgroup, with), probing_mode::subgroup);
+  EXPECT_EQ(wv::detail::resolve_probing(probing_mode::per_invocation, without), probing_mode::per_invocation);
+  EXPECT_EQ(wv::detail::resolve_probing(probing_mode::per_invocation, with), probing_mode::per_invocation);
+  EXPECT_EQ(wv::detail::resolve_probing(probing_mode::automatic, without), probing_mode::per_invocation);
+  EXPECT_EQ(wv::detail::resolve_probing(probing_mode::automatic, with),
+            wv::detail::automatic_prefers_subgroup ? probing_mode::subgroup : probing_mode::per_invocation);
+  EXPECT_THROW((void)wv::detail::resolve_probing(static_cast<probing_mode>(7), with), warpkv::error);
+
+  WARPKV_VULKAN_CONTEXT();
+  const auto& d = ctx().info();
+  std::cerr << "device '" << d.name << "': subgroupSize " << d.subgroup_size << ", subgroup probing "
+            << (d.subgroup_probing ? "supported" : "NOT supported") << '\n';
+  wv::linear_map_config cfg;
+  EXPECT_EQ(map32(ctx(), 64, cfg).probing(), wv::detail::resolve_probing(probing_mode::automatic, d));
+  cfg.probing = probing_mode::subgroup;
+  if (d.subgroup_probing) {
+    EXPECT_EQ(map32(ctx(), 64, cfg).probing(), probing_mode::subgroup);
+  } else {
+    EXPECT_THROW(map32(ctx(), 64, cfg), warpkv::error);
+  }
+}
+
+// Batches with at most one operation per key have one correct result: both probing modes must
+// give the same statuses, values and final contents, on tables of several load factors (and
+// so of several probe lengths), with batch sizes that leave subgroups partly idle.
+TEST(VulkanProbing, BothModesGiveTheSameResults) {
+  WARPKV_VULKAN_CONTEXT();
+  if (!ctx().info().subgroup_probing) GTEST_SKIP() << "device lacks subgroup probing";
+  wv::linear_map_config a, b;
+  a.probing = wv::probing_mode::per_invocation;
+  b.probing = wv::probing_mode::subgroup;
+  a.max_load_factor = b.max_load_factor = 0.95;
+  map32 pm(ctx(), 4096, a), sm(ctx(), 4096, b);
+  ASSERT_EQ(pm.capacity(), sm.capacity());
+  std::mt19937_64 rng(11);
+  const std::size_t range = 5000;
+  for (int batch = 0; batch < 12; ++batch) {
+    std::vector<std::uint32_t> pool(range);
+    for (std::size_t i = 0; i < range; ++i) pool[i] = make_key<std::uint32_t>(1 + i);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    const std::size_t n = 1 + rng() % 2999;  // distinct keys: every result is determined
+    std::vector<op> ops(n);
+    std::vector<std::uint32_t> keys(pool.begin(), pool.begin() + static_cast<long>(n)), values(n), out_p, out_s;
+    for (std::size_t i = 0; i < n; ++i) {
+      ops[i] = static_cast<op>(rng() % 5);
+      values[i] = static_cast<std::uint32_t>(batch * 10000 + i);
+    }
+    if (batch % 4 == 0) keys[rng() % n] = pm.erased_key();  // a sentinel now and then
+    const auto sp = pm.execute(ops, keys, values, out_p);
+    const auto ss = sm.execute(ops, keys, values, out_s);
+    ASSERT_EQ(sp, ss) << "batch " << batch;
+    for (std::size_t i = 0; i < n; ++i) {  // values_out is written for finds only
+      if (ops[i] == op::find || ops[i] == op::contains) {
+        ASSERT_EQ(out_p[i], out_s[i]) << "batch " << batch << " op " << i;
+      }
+    }
+    ASSERT_EQ(pm.size(), sm.size());
+    ASSERT_EQ(pm.tombstones(), sm.tombstones());
+    ASSERT_EQ(sm.validate(), "");
+  }
+  auto [kp, vp] = pm.retrieve_all();
+  auto [ks, vs] = sm.retrieve_all();
+  std::unordered_map<std::uint32_t, std::uint32_t> cp, cs;
+  for (std::size_t i = 0; i < kp.size(); ++i) cp.emplace(kp[i], vp[i]);
+  for (std::size_t i = 0; i < ks.size(); ++i) cs.emplace(ks[i], vs[i]);
+  EXPECT_EQ(cp, cs);
+  EXPECT_GT(cp.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace warpkv::testing
 
 // Own main: the context is created before the tests are chosen, so a device without 64-bit
-// buffer atomics leaves out the 64-bit instance of the typed suite (its own test checks the error).
+// buffer atomics leaves out the 64-bit instances of the typed suite (its own test checks the
+// error), and one without subgroup ballot + shuffle the subgroup instances.
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (GTEST_FLAG_GET(list_tests)) return RUN_ALL_TESTS();
   warpkv::testing::init_context();
   const auto& s = warpkv::testing::state();
-  if (s.ctx && !s.ctx->info().int64_atomics) {
+  const auto leave_out = [](const char* pattern) {
     std::string filter = GTEST_FLAG_GET(filter);
-    filter += filter.find('-') == std::string::npos ? "-Vulkan/MapSuite/1.*" : ":Vulkan/MapSuite/1.*";
+    filter += (filter.find('-') == std::string::npos ? "-" : ":") + std::string(pattern);
     GTEST_FLAG_SET(filter, filter);
-    std::cerr << "warpkv_vulkan_tests: no 64-bit buffer atomics: the 64-bit typed suite is left out\n";
+  };
+  if (s.ctx && !s.ctx->info().int64_atomics) {
+    leave_out("Vulkan/MapSuite/1.*:VulkanSubgroup/MapSuite/1.*");
+    std::cerr << "warpkv_vulkan_tests: no 64-bit buffer atomics: the 64-bit typed suites are left out\n";
+  }
+  if (s.ctx && !s.ctx->info().subgroup_probing) {
+    leave_out("VulkanSubgroup/MapSuite/*");
+    std::cerr << "warpkv_vulkan_tests: SKIPPING the typed suite with subgroup probing: device '"
+              << s.ctx->info().name << "' lacks compute subgroups with ballot and shuffle of >= 8 lanes\n";
   }
   ::testing::AddGlobalTestEnvironment(new warpkv::testing::VulkanEnvironment);
   const int rc = RUN_ALL_TESTS();

@@ -2,6 +2,8 @@
 // GPU timestamps around each batch (JSON lines on stdout, progress on stderr).
 //   static:  bulk insert (build), find hit, find miss at exact load factors of one capacity;
 //   dynamic: GLHT-style mixed batches (insert/erase/find percents over a key range, half prefilled).
+// Each for every probing mode asked for (--probing per_invocation,subgroup; default: both where the
+// device supports subgroup probing); every row says its "probing".
 // It first lists every device the Vulkan loader sees and says which one it uses
 // (--device / WARPKV_VULKAN_DEVICE pick one by index or part of its name).
 #include <algorithm>
@@ -41,7 +43,26 @@ struct options {
   int warmup = 1;
   std::uint64_t seed = 42;
   bool no_cuda = false;
+  std::vector<std::string> probing;  // empty: per_invocation, plus subgroup where supported
 };
+
+/// The probing modes to measure: the names given, or per_invocation and (where supported) subgroup.
+std::vector<wv::probing_mode> probing_modes(const wv::context& ctx, const options& o) {
+  std::vector<wv::probing_mode> modes;
+  if (o.probing.empty()) {
+    modes.push_back(wv::probing_mode::per_invocation);
+    if (ctx.info().subgroup_probing) modes.push_back(wv::probing_mode::subgroup);
+    else std::cerr << "warpkv-vulkan-bench: no subgroup probing on this device (needs compute subgroup ballot + shuffle, >= 8 lanes)\n";
+    return modes;
+  }
+  for (const auto& name : o.probing) {
+    if (name == "per_invocation") modes.push_back(wv::probing_mode::per_invocation);
+    else if (name == "subgroup") modes.push_back(wv::probing_mode::subgroup);
+    else if (name == "automatic") modes.push_back(wv::probing_mode::automatic);
+    else throw warpkv::error(warpkv::errc::invalid_argument, "--probing '" + name + "': per_invocation, subgroup or automatic");
+  }
+  return modes;
+}
 
 std::ofstream out_file;
 
@@ -71,7 +92,7 @@ std::vector<std::uint32_t> distinct_keys(std::size_t n, std::uint32_t salt) {
   return k;
 }
 
-nlohmann::ordered_json base_record(const wv::context& ctx, const char* operation) {
+nlohmann::ordered_json base_record(const wv::context& ctx, const char* operation, wv::probing_mode probing) {
   nlohmann::ordered_json j;
   j["bench"] = "vulkan";
   j["operation"] = operation;
@@ -80,6 +101,10 @@ nlohmann::ordered_json base_record(const wv::context& ctx, const char* operation
   j["device_type"] = ctx.info().type;
   j["driver"] = ctx.info().driver;
   j["shaders"] = ctx.info().relaxed_shaders ? "relaxed" : "ordered";
+  j["probing"] = wv::to_string(probing);
+  j["subgroup_size"] = ctx.info().subgroup_size;
+  if (probing == wv::probing_mode::subgroup)
+    j["subgroup_uniform_control_flow"] = ctx.info().subgroup_uniform_control_flow && !ctx.info().relaxed_shaders;
   j["key_bits"] = 32;
   j["value_bits"] = 32;
   return j;
@@ -98,8 +123,11 @@ std::vector<double> measure(const map32& m, int warmup, int repeats, Prepare&& p
 }
 
 /// The CUDA linear_map on the same keys and capacity, in the same process and (normally) card.
+/// vulkan_s: the Vulkan medians (build, find hit, find miss) of each probing mode measured; the
+/// first mode's ratio is "vulkan_over_cuda", every mode's is in "vulkan_over_cuda_by_probing".
 int compare_with_cuda(const options& o, const std::vector<std::uint32_t>& hit, const std::vector<std::uint32_t>& miss,
-                      std::size_t capacity, double lf, std::array<double, 3> vulkan_s) {
+                      std::size_t capacity, double lf,
+                      const std::vector<std::pair<std::string, std::array<double, 3>>>& vulkan_s) {
   int failures = 0;
   {
     const auto c = warpkv_vulkan_bench::run_cuda_linear_map(hit, miss, capacity, o.warmup, o.repeats);
@@ -125,7 +153,11 @@ int compare_with_cuda(const options& o, const std::vector<std::uint32_t>& hit, c
       j["repeats"] = o.repeats;
       j["median_ms"] = median(*secs[w]) * 1e3;
       j["gops"] = static_cast<double>(hit.size()) / median(*secs[w]) / 1e9;
-      j["vulkan_over_cuda"] = median(*secs[w]) / vulkan_s[w];  // throughput ratio Vulkan / CUDA
+      // throughput ratio Vulkan / CUDA
+      nlohmann::ordered_json by_mode;
+      for (const auto& [mode, s] : vulkan_s) by_mode[mode] = median(*secs[w]) / s[w];
+      if (!vulkan_s.empty()) j["vulkan_over_cuda"] = median(*secs[w]) / vulkan_s.front().second[w];
+      j["vulkan_over_cuda_by_probing"] = by_mode;
       j["verified"] = c.verified;
       emit(j);
     }
@@ -138,11 +170,7 @@ int run_static(wv::context& ctx, const options& o) {
                                        : (ctx.info().type == "cpu" ? std::size_t{1} << 16 : std::size_t{1} << 22);
   std::size_t capacity = 64;
   while (static_cast<double>(capacity) * 0.95 < static_cast<double>(n_req)) capacity *= 2;
-  wv::linear_map_config cfg;
-  cfg.max_load_factor = 1.0;  // the table is sized exactly: no growth inside the measurement
-  cfg.tombstone_threshold = 1.0;
-  map32 m(ctx, capacity, cfg);
-  m.set_timing(true);
+  const auto modes = probing_modes(ctx, o);
   int failures = 0;
   for (const double lf : o.load_factors) {
     const auto n = static_cast<std::size_t>(lf * static_cast<double>(capacity));
@@ -156,36 +184,46 @@ int run_static(wv::context& ctx, const options& o) {
     auto mb = wv::buffer::from_host<std::uint32_t>(ctx, miss);
     auto vb = wv::buffer::from_host<std::uint32_t>(ctx, values);
     wv::buffer sb(ctx, n * 4), ob(ctx, n * 4);
-
-    const auto build = measure(m, o.warmup, o.repeats, [&] { m.clear(); },
-                               [&] { m.insert(kb.view(), vb.view(), n, sb.view()); });
-    bool ok = m.size() == n && m.capacity() == capacity;
-    const auto find_hit = measure(m, o.warmup, o.repeats, [] {}, [&] {
-      const auto s = m.find(kb.view(), n, ob.view(), sb.view());
-      ok = ok && s[warpkv::status::found] == n;
-    });
-    ok = ok && ob.to_vector<std::uint32_t>(n) == values;
-    const auto find_miss = measure(m, o.warmup, o.repeats, [] {}, [&] {
-      const auto s = m.find(mb.view(), n, ob.view(), sb.view());
-      ok = ok && s[warpkv::status::not_found] == n;
-    });
-    if (!ok) ++failures;
-    for (const auto& [name, secs] : {std::pair<const char*, const std::vector<double>&>{"build", build},
-                                     {"find_hit", find_hit},
-                                     {"find_miss", find_miss}}) {
-      auto j = base_record(ctx, name);
-      j["keys"] = n;
-      j["capacity"] = capacity;
-      j["load_factor"] = lf;
-      j["repeats"] = o.repeats;
-      j["median_ms"] = median(secs) * 1e3;
-      j["gops"] = static_cast<double>(n) / median(secs) / 1e9;
-      j["table_bytes"] = capacity * sizeof(map32::slot_type) + capacity / 8;
-      j["verified"] = ok;
-      emit(j);
+    std::vector<std::pair<std::string, std::array<double, 3>>> medians;
+    for (const auto mode : modes) {
+      wv::linear_map_config cfg;
+      cfg.max_load_factor = 1.0;  // the table is sized exactly: no growth inside the measurement
+      cfg.tombstone_threshold = 1.0;
+      cfg.probing = mode;
+      map32 m(ctx, capacity, cfg);  // one table at a time: 2^27 slots take 1 GiB
+      m.set_timing(true);
+      std::cerr << "static:   probing " << wv::to_string(m.probing()) << '\n';
+      const auto build = measure(m, o.warmup, o.repeats, [&] { m.clear(); },
+                                 [&] { m.insert(kb.view(), vb.view(), n, sb.view()); });
+      bool ok = m.size() == n && m.capacity() == capacity;
+      const auto find_hit = measure(m, o.warmup, o.repeats, [] {}, [&] {
+        const auto s = m.find(kb.view(), n, ob.view(), sb.view());
+        ok = ok && s[warpkv::status::found] == n;
+      });
+      ok = ok && ob.to_vector<std::uint32_t>(n) == values;
+      const auto find_miss = measure(m, o.warmup, o.repeats, [] {}, [&] {
+        const auto s = m.find(mb.view(), n, ob.view(), sb.view());
+        ok = ok && s[warpkv::status::not_found] == n;
+      });
+      if (!ok) ++failures;
+      for (const auto& [name, secs] : {std::pair<const char*, const std::vector<double>&>{"build", build},
+                                       {"find_hit", find_hit},
+                                       {"find_miss", find_miss}}) {
+        auto j = base_record(ctx, name, m.probing());
+        j["keys"] = n;
+        j["capacity"] = capacity;
+        j["load_factor"] = lf;
+        j["repeats"] = o.repeats;
+        j["median_ms"] = median(secs) * 1e3;
+        j["gops"] = static_cast<double>(n) / median(secs) / 1e9;
+        j["table_bytes"] = capacity * sizeof(map32::slot_type) + capacity / 8;
+        j["verified"] = ok;
+        emit(j);
+      }
+      medians.emplace_back(wv::to_string(m.probing()),
+                           std::array<double, 3>{median(build), median(find_hit), median(find_miss)});
     }
-    if (!o.no_cuda)
-      failures += compare_with_cuda(o, hit, miss, capacity, lf, {median(build), median(find_hit), median(find_miss)});
+    if (!o.no_cuda) failures += compare_with_cuda(o, hit, miss, capacity, lf, medians);
   }
   return failures;
 }
@@ -196,6 +234,7 @@ struct mix {
 
 int run_dynamic(wv::context& ctx, const options& o) {
   std::mt19937_64 rng(o.seed + 1);
+  const auto modes = probing_modes(ctx, o);
   int failures = 0;
   for (const double ops_d : o.ops)
   for (const auto& text : o.mixes) {
@@ -222,35 +261,44 @@ int run_dynamic(wv::context& ctx, const options& o) {
       auto kb = wv::buffer::from_host<std::uint32_t>(ctx, keys);
       auto vb = wv::buffer::from_host<std::uint32_t>(ctx, values);
       wv::buffer sb(ctx, n * 4), rb(ctx, n * 4);
-      std::vector<double> secs;
-      std::size_t capacity = 0, rehashes = 0;
-      bool ok = true;
-      for (int r = 0; r < o.warmup + o.repeats; ++r) {
-        map32 m(ctx, pre.size() + n);  // a fresh map per repeat, room for every insert
-        m.insert(pre, std::vector<std::uint32_t>(pre.size(), 7));
-        m.set_timing(true);
-        const auto s = m.execute(ob.view(), kb.view(), vb.view(), n, sb.view(), rb.view());
-        ok = ok && s[warpkv::status::full] == 0 && s[warpkv::status::invalid_key] == 0;
-        if (r >= o.warmup) secs.push_back(m.last_gpu_seconds());
-        capacity = m.capacity();
-        rehashes = m.rehash_count();
+      for (const auto mode : modes) {
+        wv::linear_map_config cfg;
+        cfg.probing = mode;
+        std::vector<double> secs;
+        std::size_t capacity = 0, rehashes = 0;
+        std::uint64_t retried = 0;
+        bool ok = true;
+        wv::probing_mode used = mode;
+        for (int r = 0; r < o.warmup + o.repeats; ++r) {
+          map32 m(ctx, pre.size() + n, cfg);  // a fresh map per repeat, room for every insert
+          used = m.probing();
+          m.insert(pre, std::vector<std::uint32_t>(pre.size(), 7));
+          m.set_timing(true);
+          const auto s = m.execute(ob.view(), kb.view(), vb.view(), n, sb.view(), rb.view());
+          ok = ok && s[warpkv::status::full] == 0 && s[warpkv::status::invalid_key] == 0;
+          if (r >= o.warmup) secs.push_back(m.last_gpu_seconds());
+          capacity = m.capacity();
+          rehashes = m.rehash_count();
+          retried = m.retried_inserts();
+        }
+        if (!ok) ++failures;
+        auto j = base_record(ctx, "mixed", used);
+        j["mix"] = text;
+        j["insert_pct"] = mx.insert;
+        j["erase_pct"] = mx.erase;
+        j["find_pct"] = mx.find;
+        j["key_range"] = range;
+        j["ops"] = n;
+        j["prefill"] = "half";
+        j["capacity"] = capacity;
+        j["rehash_count"] = rehashes;
+        j["retried_inserts"] = retried;  // of the last repeat: inserts re-run after meeting a pending claim
+        j["repeats"] = o.repeats;
+        j["median_ms"] = median(secs) * 1e3;
+        j["gops"] = static_cast<double>(n) / median(secs) / 1e9;
+        j["verified"] = ok;
+        emit(j);
       }
-      if (!ok) ++failures;
-      auto j = base_record(ctx, "mixed");
-      j["mix"] = text;
-      j["insert_pct"] = mx.insert;
-      j["erase_pct"] = mx.erase;
-      j["find_pct"] = mx.find;
-      j["key_range"] = range;
-      j["ops"] = n;
-      j["prefill"] = "half";
-      j["capacity"] = capacity;
-      j["rehash_count"] = rehashes;
-      j["repeats"] = o.repeats;
-      j["median_ms"] = median(secs) * 1e3;
-      j["gops"] = static_cast<double>(n) / median(secs) / 1e9;
-      j["verified"] = ok;
-      emit(j);
     }
   }
   return failures;
@@ -275,6 +323,10 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "Untimed runs first")->check(CLI::Range(0, 1000))->capture_default_str();
   app.add_option("--seed", o.seed, "Input seed")->capture_default_str();
   app.add_flag("--no-cuda", o.no_cuda, "Static: skip the CUDA linear_map (tile 4) on the same keys");
+  app.add_option("--probing", o.probing,
+                 "Probing modes, comma-separated: per_invocation, subgroup, automatic (default: per_invocation, "
+                 "plus subgroup where the device supports it)")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -284,6 +336,8 @@ int main(int argc, char** argv) {
       std::cerr << "  [" << d.index << "] " << d.name << " (" << d.type << ", Vulkan " << d.api_version << ", "
                 << d.driver << ")" << (d.usable ? "" : " NOT usable: needs Vulkan 1.2 + vulkanMemoryModel")
                 << (d.int64_atomics ? ", 64-bit atomics" : "") << (d.timestamps ? ", timestamps" : ", NO timestamps")
+                << ", subgroupSize " << d.subgroup_size << (d.subgroup_probing ? " (subgroup probing" : " (NO subgroup probing")
+                << (d.subgroup_uniform_control_flow ? ", uniform control flow)" : ")")
                 << '\n';
     if (o.list_only) return 0;
     if (!o.out.empty()) out_file.open(o.out, std::ios::app);

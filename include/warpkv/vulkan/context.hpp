@@ -49,6 +49,17 @@ struct device_info {
   /// llvmpipe, whose barriers in non-uniform control flow are broken. WARPKV_VULKAN_SHADERS=
   /// relaxed|ordered overrides the choice (for experiments only).
   bool relaxed_shaders = false;
+  /// VkPhysicalDeviceSubgroupProperties::subgroupSize (0 before Vulkan 1.1).
+  std::uint32_t subgroup_size = 0;
+  /// The subgroup-cooperative batch shader can run (linear_map_config::probing): compute
+  /// subgroups with basic, ballot and shuffle operations, subgroupSize at least 8.
+  bool subgroup_probing = false;
+  /// VK_KHR_shader_subgroup_uniform_control_flow with shaderSubgroupUniformControlFlow: offered
+  /// by the device (describe) and enabled on it (a context's info()); the subgroup batch shader
+  /// then declares the execution mode that guarantees the reconvergence it relies on. Never set
+  /// for a borrowed device (the context cannot tell what the application enabled), nor with the
+  /// environment variable WARPKV_VULKAN_UCF=off.
+  bool subgroup_uniform_control_flow = false;
 };
 
 struct context_options {
@@ -142,8 +153,28 @@ inline device_info describe(const vk::raii::PhysicalDevice& pd, std::uint32_t in
   d.api_version = version_string(props.apiVersion);
   const bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
   if (v12) {
-    const auto chain = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceDriverProperties>();
+    const auto chain = pd.getProperties2<vk::PhysicalDeviceProperties2, vk::PhysicalDeviceDriverProperties,
+                                         vk::PhysicalDeviceSubgroupProperties>();
     const auto& drv = chain.get<vk::PhysicalDeviceDriverProperties>();
+    const auto& sub = chain.get<vk::PhysicalDeviceSubgroupProperties>();
+    d.subgroup_size = sub.subgroupSize;
+    using F = vk::SubgroupFeatureFlagBits;
+    const vk::SubgroupFeatureFlags needed = F::eBasic | F::eBallot | F::eShuffle;
+    d.subgroup_probing = (sub.supportedStages & vk::ShaderStageFlagBits::eCompute) &&
+                         (sub.supportedOperations & needed) == needed && sub.subgroupSize >= 8;
+    bool ucf_extension = false;
+    for (const auto& e : pd.enumerateDeviceExtensionProperties())
+      ucf_extension = ucf_extension ||
+                      std::strcmp(e.extensionName.data(), VK_KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_EXTENSION_NAME) == 0;
+    // WARPKV_VULKAN_UCF=off leaves the extension out (for experiments).
+    const char* ucf_env = std::getenv("WARPKV_VULKAN_UCF");
+    if (ucf_env != nullptr && std::string(ucf_env) == "off") ucf_extension = false;
+    if (ucf_extension) {  // query the feature only where its extension exists
+      const auto f = pd.getFeatures2<vk::PhysicalDeviceFeatures2,
+                                     vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>();
+      d.subgroup_uniform_control_flow =
+          f.get<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>().shaderSubgroupUniformControlFlow;
+    }
     d.driver = std::string(drv.driverName.data()) + " " + drv.driverInfo.data();
     d.relaxed_shaders = drv.driverID == vk::DriverId::eMesaLlvmpipe;
     const auto feats = pd.getFeatures2<vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan12Features>();
@@ -392,14 +423,34 @@ class context {
 
     const float priority = 1.0f;
     vk::DeviceQueueCreateInfo queue_info({}, family_, 1, &priority);
-    vk::StructureChain<vk::DeviceCreateInfo, vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan12Features> chain;
+    vk::StructureChain<vk::DeviceCreateInfo, vk::PhysicalDeviceFeatures2, vk::PhysicalDeviceVulkan12Features,
+                       vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>
+        chain;
     chain.get<vk::DeviceCreateInfo>().setQueueCreateInfos(queue_info);
+    std::vector<const char*> extensions;
+    if (info_.subgroup_uniform_control_flow) {
+      extensions.push_back(VK_KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_EXTENSION_NAME);
+      chain.get<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>().shaderSubgroupUniformControlFlow = VK_TRUE;
+    } else {
+      chain.unlink<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>();
+    }
+    chain.get<vk::DeviceCreateInfo>().setPEnabledExtensionNames(extensions);
     chain.get<vk::PhysicalDeviceFeatures2>().features.shaderInt64 = info_.int64_atomics;
     auto& f12 = chain.get<vk::PhysicalDeviceVulkan12Features>();
     f12.vulkanMemoryModel = VK_TRUE;
     f12.vulkanMemoryModelDeviceScope = VK_TRUE;
     f12.shaderBufferInt64Atomics = info_.int64_atomics;
-    device_.emplace(*physical_, chain.get<vk::DeviceCreateInfo>());
+    try {
+      device_.emplace(*physical_, chain.get<vk::DeviceCreateInfo>());
+    } catch (const vk::SystemError&) {
+      if (!info_.subgroup_uniform_control_flow) throw;
+      // The optional extension must never cost the device: create it again without.
+      info_.subgroup_uniform_control_flow = false;
+      chain.unlink<vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR>();
+      extensions.clear();
+      chain.get<vk::DeviceCreateInfo>().setPEnabledExtensionNames(extensions);
+      device_.emplace(*physical_, chain.get<vk::DeviceCreateInfo>());
+    }
     init_objects(0);
   }
 
@@ -420,6 +471,7 @@ class context {
       throw error(errc::unsupported, "warpkv::vulkan: device '" + info_.name +
                                          "' lacks vulkanMemoryModel/vulkanMemoryModelDeviceScope");
     info_.int64_atomics = info_.int64_atomics && ext.int64_atomics_enabled;
+    info_.subgroup_uniform_control_flow = false;  // unknown whether the application enabled it
     family_ = ext.queue_family;
     timestamp_bits_ = families[family_].timestampValidBits;
     info_.timestamps = timestamp_bits_ > 0 && physical_->getProperties().limits.timestampPeriod > 0.0f;

@@ -5,6 +5,8 @@
 // 64-bit keys, and in two memory-order variants: `ordered` (the acquire/release orders of
 // docs/design/vulkan.md, used on every device) and `relaxed` (Mesa llvmpipe only, whose
 // barriers in non-uniform control flow are broken; see shaders/linear_map_common.glsl).
+// batch_subgroup is the batch shader with subgroup-cooperative probing; batch_subgroup_ucf the same
+// with the SubgroupUniformControlFlowKHR execution mode (devices with that extension enabled).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -25,6 +27,38 @@ inline constexpr std::uint32_t linear_map_batch_k64[] = {
 
 inline constexpr std::uint32_t linear_map_batch_k64_relaxed[] = {
 #include "warpkv/vulkan/spirv/linear_map_batch_k64_relaxed.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_k32[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_k32.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_k32_relaxed[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_k32_relaxed.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_k64[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_k64.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_k64_relaxed[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_k64_relaxed.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_ucf_k32[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_ucf_k32.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_ucf_k32_relaxed[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_ucf_k32_relaxed.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_ucf_k64[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_ucf_k64.inc"
+};
+
+inline constexpr std::uint32_t linear_map_batch_subgroup_ucf_k64_relaxed[] = {
+#include "warpkv/vulkan/spirv/linear_map_batch_subgroup_ucf_k64_relaxed.inc"
 };
 
 inline constexpr std::uint32_t linear_map_reinsert_k32[] = {
@@ -60,7 +94,7 @@ inline constexpr std::uint32_t linear_map_collect_k64_relaxed[] = {
 };
 
 
-/// The words of shader `name` ("batch", "reinsert", "collect") for the key width and variant.
+/// The words of shader `name` ("batch", "batch_subgroup", "batch_subgroup_ucf", "reinsert", "collect") for the key width and variant.
 inline std::span<const std::uint32_t> code(const std::string& name, bool wide, bool relaxed) {
 #define WARPKV_SPIRV_PICK(S)                                                                    \
   if (name == #S)                                                                               \
@@ -69,6 +103,8 @@ inline std::span<const std::uint32_t> code(const std::string& name, bool wide, b
                 : (relaxed ? std::span<const std::uint32_t>(linear_map_##S##_k32_relaxed)       \
                            : std::span<const std::uint32_t>(linear_map_##S##_k32));
   WARPKV_SPIRV_PICK(batch)
+  WARPKV_SPIRV_PICK(batch_subgroup)
+  WARPKV_SPIRV_PICK(batch_subgroup_ucf)
   WARPKV_SPIRV_PICK(reinsert)
   WARPKV_SPIRV_PICK(collect)
 #undef WARPKV_SPIRV_PICK
