@@ -58,49 +58,49 @@ uvec4 read_window(KEY k, uint home, uint p, out uvec4 hits, out uint slot, out u
   return subgroupBallot(cur == k || cur == EMPTY_KEY);
 }
 
+// The first stop of k's probe sequence (k or empty), shared by find and erase: true when that
+// slot held k, with its lane in c (each lane's `slot` is the slot it read); false when the stop
+// is empty or max_probe passes first. Every lane returns the same (the result comes from ballots).
+bool coop_locate(KEY k, out uint c, out uint slot) {
+  const uint home = home_slot(k);
+  uint width;
+  c = 0u;
+  slot = 0u;
+  for (uint p = 0u; p < pc.max_probe; p += width) {
+    uvec4 hits;
+    const uvec4 stops = read_window(k, home, p, hits, slot, width);
+    if (stops == uvec4(0u)) continue;  // only other keys and tombstones
+    c = subgroupBallotFindLSB(stops);
+    return subgroupBallotBitExtract(hits, c);  // false: an empty stop
+  }
+  return false;
+}
+
 // find: the first stop decides; its lane reads the ready bit and the value.
 uint coop_find(KEY k, out uint value) {
   value = 0u;
-  const uint home = home_slot(k);
-  uint width;
-  for (uint p = 0u; p < pc.max_probe; p += width) {
-    uvec4 hits;
-    uint slot;
-    const uvec4 stops = read_window(k, home, p, hits, slot, width);
-    if (stops == uvec4(0u)) continue;  // only other keys and tombstones
-    const uint c = subgroupBallotFindLSB(stops);
-    if (!subgroupBallotBitExtract(hits, c)) return ST_NOT_FOUND;  // empty stop
-    uint st = ST_NOT_FOUND;
-    uint v = 0u;
-    if (gl_SubgroupInvocationID == c && is_ready(slot)) {  // pending: not found
-      v = LOAD_WORD(slots.table[slot].value, ACQUIRE);
-      st = ST_FOUND;
-    }
-    value = subgroupShuffle(v, c);
-    return subgroupShuffle(st, c);
+  uint c, slot;
+  if (!coop_locate(k, c, slot)) return ST_NOT_FOUND;
+  uint st = ST_NOT_FOUND;
+  uint v = 0u;
+  if (gl_SubgroupInvocationID == c && is_ready(slot)) {  // pending: not found
+    v = LOAD_WORD(slots.table[slot].value, ACQUIRE);
+    st = ST_FOUND;
   }
-  return ST_NOT_FOUND;
+  value = subgroupShuffle(v, c);
+  return subgroupShuffle(st, c);
 }
 
 // erase: the stop's lane tombstones a live k by CAS.
 uint coop_erase(KEY k) {
-  const uint home = home_slot(k);
-  uint width;
-  for (uint p = 0u; p < pc.max_probe; p += width) {
-    uvec4 hits;
-    uint slot;
-    const uvec4 stops = read_window(k, home, p, hits, slot, width);
-    if (stops == uvec4(0u)) continue;
-    const uint c = subgroupBallotFindLSB(stops);
-    if (!subgroupBallotBitExtract(hits, c)) return ST_NOT_FOUND;
-    uint st = ST_NOT_FOUND;
-    if (gl_SubgroupInvocationID == c && is_ready(slot)) {
-      const KEY prev = atomicCompSwap(slots.table[slot].key, k, ERASED_KEY, CAS_ORDER);
-      st = prev == k ? ST_ERASED : ST_NOT_FOUND;
-    }
-    return subgroupShuffle(st, c);
+  uint c, slot;
+  if (!coop_locate(k, c, slot)) return ST_NOT_FOUND;
+  uint st = ST_NOT_FOUND;
+  if (gl_SubgroupInvocationID == c && is_ready(slot)) {
+    const KEY prev = atomicCompSwap(slots.table[slot].key, k, ERASED_KEY, CAS_ORDER);
+    st = prev == k ? ST_ERASED : ST_NOT_FOUND;
   }
-  return ST_NOT_FOUND;
+  return subgroupShuffle(st, c);
 }
 
 // insert / insert_or_assign: an empty stop is claimed by its lane (CAS, value store, ready bit:
