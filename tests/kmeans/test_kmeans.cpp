@@ -1,7 +1,8 @@
 // warpkv::kmeans on the chosen backend: against a sequential double-precision Lloyd from the
 // same initial centroids (random blobs, many seeds, both shared-memory layouts and both
 // accumulation paths), separated blobs recovered from k-means++ and k-means||, determinism,
-// empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input.
+// empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input;
+// and the opt-in tf32 / tf32x3 distances (KmeansTf32.*: rounding, agreement with fp32).
 // On the host backend the assignment blocks race on the global sums from several threads.
 #include <gtest/gtest.h>
 
@@ -757,6 +758,65 @@ TEST(KmeansTf32, TiesGoToTheLowerCentroidIndex) {
         const auto last = kmeans::predict(points, 300, d, centroids, k, ex, prec);
         for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
       }
+    }
+  }
+}
+
+TEST(KmeansTf32, EdgeShapesAndEmptyClusters) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+    SCOPED_TRACE(static_cast<int>(prec));
+    kmeans::params p;
+    p.exec = ex;
+    p.precision = prec;
+    {  // k = 1: the mean, everything labelled 0
+      const blobs b = make_blobs(129, 3, 1, 2.0, 1);
+      const auto r = kmeans::fit(b.points, 129, 3, 1, p);
+      for (std::size_t j = 0; j < 3; ++j) {
+        double mean = 0;
+        for (std::size_t i = 0; i < 129; ++i) mean += b.points[i * 3 + j];
+        EXPECT_NEAR(r.centroids[j], mean / 129, 1e-5);
+      }
+      for (auto l : r.labels) EXPECT_EQ(l, 0);
+    }
+    {  // k = n on a grid (points >= 1 apart, d = 9 not a multiple of 8): every point its own cluster
+      std::vector<float> x;
+      for (int i = 0; i < 70; ++i)
+        for (int j = 0; j < 9; ++j) x.push_back(static_cast<float>((i >> (j % 7)) & 1) + 3.0f * static_cast<float>(i % 5 == j % 5));
+      // rows must be distinct: checked, then k-means++ seeds every point
+      const auto r = kmeans::fit(x, 70, 9, 70, p);
+      std::vector<std::int32_t> sorted = r.labels;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(std::unique(sorted.begin(), sorted.end()) - sorted.begin(), 70);
+      EXPECT_EQ(r.inertia, 0.0);
+    }
+    {  // n = d = k = 1
+      const auto r = kmeans::fit(std::vector<float>{3.5f}, 1, 1, 1, p);
+      EXPECT_EQ(r.centroids, std::vector<float>{3.5f});
+      EXPECT_EQ(r.inertia, 0.0);
+    }
+    {  // more clusters than distinct points: empty clusters re-seeded, never NaN
+      std::vector<float> x;
+      for (int i = 0; i < 40; ++i) x.insert(x.end(), {static_cast<float>(i % 3), 1.0f});
+      for (init_method how : {init_method::random, init_method::kmeans_plus_plus}) {
+        p.init = how;
+        const auto r = kmeans::fit(x, 40, 2, 6, p);
+        for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+        EXPECT_NEAR(r.inertia, 0.0, 1e-9);
+        for (std::int32_t l : r.labels) EXPECT_TRUE(l >= 0 && l < 6);
+      }
+      p.init = init_method::automatic;
+    }
+    for (float magnitude : {1e15f, 1e-15f}) {  // very large and very small coordinates
+      blobs b = make_blobs(400, 3, 4, 1.0, 3);
+      for (std::size_t i = 0; i < 400; ++i)
+        for (std::size_t j = 0; j < 3; ++j) b.points[i * 3 + j] = (b.points[i * 3 + j] + 50.0f * b.truth[i]) * magnitude;
+      p.init = init_method::kmeans_plus_plus;
+      const auto r = kmeans::fit(b.points, 400, 3, 4, p);
+      EXPECT_TRUE(same_partition(r.labels, b.truth)) << magnitude;
+      for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+      EXPECT_GT(r.inertia, 0.0);
     }
   }
 }
