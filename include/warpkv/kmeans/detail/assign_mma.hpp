@@ -1,8 +1,8 @@
 #pragma once
 // The assignment step with TF32 distances (params.precision = tf32 or tf32x3): the x.c term
-// on tensor cores (nvcuda::wmma, m16n16k8 TF32, sm_80+), fused with the argmin and the same
+// on tensor cores (mma.sync m16n8k8 TF32, sm_80+), fused with the argmin and the same
 // fixed-point accumulation as the float32 body (assign.hpp); the n x k distance matrix is
-// never materialised.
+// never materialised, not even per block.
 //
 // Score. argmin_c ||x - c||^2 = argmin_c ||c||^2 - 2 x.c (||x||^2 is the same for every c).
 // Both x and c are first taken relative to a centre mu (the mean of the centroids, fixed per
@@ -14,26 +14,29 @@
 // float32 body's order, so tf32 changes which centroid wins a near-tie and nothing else.
 //
 // Work split. A block of 128 threads (4 warps) takes 128 points; warp w owns points
-// 32w .. 32w + 31 and scores them against a tile of 64 centroids at a time: 2 x 4 accumulator
-// fragments of 16 x 16 per warp (register blocking: each A fragment is used 4 times, each B
-// fragment twice). Dimensions are staged 32 at a time (d padded to a multiple of 8 with
-// zeros, which add exactly 0 to every dot product and norm), so any k x d fits the same
-// ~46 KiB of shared memory. After the last chunk of a centroid tile each warp stores its
-// 32 x 64 scores column-major (point index fastest) and thread t reads its own point's 64
-// scores - 32 consecutive words per warp load, conflict-free - for the argmin.
+// 32w .. 32w + 31 and scores them against a tile of 64 centroids at a time: 2 x 8 m16n8
+// accumulator tiles per warp, 64 floats per thread (register blocking: each A fragment feeds
+// 8 products, each B fragment 2). Dimensions are staged 32 at a time (d padded to a multiple
+// of 8 with zeros, which add exactly 0 to every dot product and norm), so any k x d fits the
+// same ~28 KiB of shared memory. The argmin runs on the accumulators in registers: the
+// m16n8k8 accumulator layout is documented (PTX ISA: lane 4g + q holds rows g and g + 8,
+// columns 2q and 2q + 1), so each lane keeps the best centroid of its 4 points among its
+// columns, across all centroid tiles, and the 4 lanes of a row group combine theirs with two
+// shuffles at the end (lowest score, then lowest index: ties still go to the lower index).
 //
-// Shared-memory layout. Point and centroid rows are read by fragment loads, whose stride
-// must be a multiple of 4 words; padded_odd uses 4 x an odd number (mma_row_stride,
-// layout.hpp: the 16-byte version of the odd stride, conflict-free), natural the bare width
-// (conflicting: kept for the benchmark). The score tile's stride follows the same rule
-// (36 words: the accumulator store - lane 4g + q writes rows g, columns 2q, 2q + 1 - hits 32
-// banks).
+// Shared-memory layout. Fragments are loaded with 32-bit loads, lane 4g + q reading row g,
+// column q (+ 4) of a row-major tile: words g * stride + q. An odd stride would conflict here
+// (rows one bank apart: lanes (g, q) and (g + 1, q - 1) collide); padded_odd uses a stride of
+// 4 x an odd number (mma_row_stride, layout.hpp), which puts the 8 rows in 8 different
+// 4-bank groups: conflict-free. natural uses the bare width (8-way conflicts at width 32),
+// kept for the benchmark.
 //
 // Backends. On sm_80+ the dot products run on tensor cores. The host backend (and older GPUs)
 // runs the same phases with the same staged operands, emulating the tensor core: each operand
 // rounded to TF32 (tf32.hpp, the same rounding as the GPU's cvt.rna), exact products, float32
-// accumulation in dimension order. The tensor core's own summation order is unspecified, so
-// GPU scores may differ from the emulation in the last bits.
+// accumulation in dimension order; each thread scans its own point's 64 scores. The tensor
+// core's own summation order is unspecified, so GPU scores may differ from the emulation in
+// the last bits.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -51,30 +54,42 @@
 
 namespace warpkv::detail {
 
+#if WARPKV_KMEANS_TENSOR_CORES
+/// c += a b for one m16n8k8 TF32 tile (operands: TF32 bit patterns in the PTX fragment layout).
+__device__ WARPKV_FORCEINLINE void mma_tf32(float* c, const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#endif
+
 template <smem_layout L, kmeans::distance_precision P>
 struct assign_mma_body {
   static_assert(P != kmeans::distance_precision::fp32, "fp32 distances use assign_body");
   static constexpr bool split3 = P == kmeans::distance_precision::tf32x3;
   static constexpr unsigned block_threads = 128;  ///< 4 warps x 32 points
   static constexpr unsigned warp_points = 32;
-  static constexpr unsigned centroid_tile = 64;  ///< centroids scored per pass: 4 fragments of 16
+  static constexpr unsigned centroid_tile = 64;  ///< centroids scored per pass: 8 m16n8 tiles wide
   static constexpr unsigned max_chunk = 32;      ///< dimensions staged at once: 4 k-steps of 8
-  static constexpr unsigned per_thread = warp_points * centroid_tile / 32;  ///< 64 = 2 x 4 fragments x 8
+  static constexpr unsigned per_thread = warp_points * centroid_tile / 32;  ///< 64 accumulators per thread
 
   struct thread_state {
-    // Running dot products of the current centroid tile. Tensor-core path: the 2 x 4 accumulator
-    // fragments' elements (layout private to wmma); emulation: acc[c] = this thread's point . centroid c.
+    // Running dot products of the current centroid tile. Tensor cores: the 2 x 8 m16n8
+    // accumulator tiles, acc[(mi * 8 + ni) * 4 + r] (PTX layout); emulation: acc[c] = this
+    // thread's point . centroid c.
     float acc[per_thread];
-    float best;  ///< lowest score so far
+    float best;  ///< emulation: lowest score so far of this thread's point
     std::int32_t label;
+    float part_best[4];  ///< tensor cores: per point held (mi, row half), best among this lane's columns
+    std::int32_t part_label[4];
   };
 
   assign_args a;
   unsigned chunk = 0;    ///< min(d, max_chunk)
   unsigned nchunks = 0;  ///< ceil(d / chunk)
   unsigned ldm = 0;      ///< words per staged point / centroid row (chunk padded to 8, then mma_row_stride)
-  unsigned ldc = 0;      ///< words per column of a warp's score tile (one column = one centroid's 32 scores)
-  std::size_t sc_off = 0, scores_off = 0, norms_off = 0;  ///< float offsets from the 32-byte-aligned base
+  std::size_t sc_off = 0, norms_off = 0, labels_off = 0;  ///< float offsets from the 16-byte-aligned base
   block_accumulators accum;
 
   static assign_mma_body make(const assign_args& args) {
@@ -83,24 +98,16 @@ struct assign_mma_body {
     b.chunk = args.d < max_chunk ? args.d : max_chunk;
     b.nchunks = (args.d + b.chunk - 1) / b.chunk;
     b.ldm = mma_row_stride<L>(pad8(b.chunk));
-    b.ldc = mma_row_stride<L>(warp_points);
     b.sc_off = std::size_t{block_threads} * b.ldm;
-    b.scores_off = b.sc_off + std::size_t{centroid_tile} * b.ldm;
-    b.norms_off = b.scores_off + std::size_t{block_threads / 32} * centroid_tile * b.ldc;
-    const std::size_t floats = b.norms_off + centroid_tile;
-    b.accum = block_accumulators::plan(args, floats * sizeof(float) + 32);  // + 32: room to align the base
+    b.norms_off = b.sc_off + std::size_t{centroid_tile} * b.ldm;
+    b.labels_off = b.norms_off + centroid_tile;
+    const std::size_t floats = b.labels_off + block_threads;
+    b.accum = block_accumulators::plan(args, floats * sizeof(float));
     return b;
   }
   WARPKV_HD static constexpr unsigned pad8(unsigned w) { return (w + 7u) / 8u * 8u; }
   [[nodiscard]] std::size_t smem_bytes() const { return accum.end_bytes(a); }
   [[nodiscard]] std::size_t num_tiles() const { return (a.n + block_threads - 1) / block_threads; }
-
-  /// wmma fragment pointers must be 32-byte aligned; dynamic shared memory is promised 16.
-  template <class Block>
-  WARPKV_HD float* base(const Block& b) const {
-    const auto p = reinterpret_cast<std::uintptr_t>(b.smem());
-    return reinterpret_cast<float*>((p + 31u) & ~std::uintptr_t{31});
-  }
 
   template <class Block>
   WARPKV_HD void start(Block& b) const {
@@ -137,58 +144,44 @@ struct assign_mma_body {
         norms[t] = sum;
       }
 #if WARPKV_KMEANS_TENSOR_CORES
-      namespace wmma = nvcuda::wmma;
-      using frag_a = wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major>;
-      using frag_b = wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major>;
-      wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2][4];
-      WARPKV_KMEANS_UNROLL
-      for (unsigned f = 0; f < 8; ++f) {
-        WARPKV_KMEANS_UNROLL
-        for (unsigned e = 0; e < 8; ++e) acc[f / 4][f % 4].x[e] = s.acc[f * 8 + e];
-      }
-      const float* rows = sx + std::size_t{t / 32u} * warp_points * ldm;
+      const unsigned lane = t % 32u, g = lane / 4u, q = lane % 4u;
+      const float* rows = sx + (std::size_t{t / 32u} * warp_points + g) * ldm + q;  // A: row g, column q
+      const float* cols = sc + std::size_t{g} * ldm + q;                             // B: centroid g, dim q
       for (unsigned k0 = 0; k0 < padded; k0 += 8) {
-        frag_a big_a[2];
-        frag_b big_b[4];
-        [[maybe_unused]] frag_a small_a[2];
-        [[maybe_unused]] frag_b small_b[4];
+        std::uint32_t big_a[2][4], big_b[8][2];
+        [[maybe_unused]] std::uint32_t small_a[2][4], small_b[8][2];
         WARPKV_KMEANS_UNROLL
         for (unsigned mi = 0; mi < 2; ++mi) {
-          wmma::load_matrix_sync(big_a[mi], rows + mi * 16u * ldm + k0, ldm);
           WARPKV_KMEANS_UNROLL
-          for (int e = 0; e < big_a[mi].num_elements; ++e) {
-            const float v = big_a[mi].x[e];
-            big_a[mi].x[e] = to_tf32(v);
-            if constexpr (split3) small_a[mi].x[e] = to_tf32(v - big_a[mi].x[e]);
+          for (unsigned r = 0; r < 4; ++r) {  // a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4)
+            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldm + k0 + (r / 2) * 4u];
+            const float big = to_tf32(v);
+            big_a[mi][r] = __float_as_uint(big);
+            if constexpr (split3) small_a[mi][r] = __float_as_uint(to_tf32(v - big));
           }
         }
         WARPKV_KMEANS_UNROLL
-        for (unsigned ni = 0; ni < 4; ++ni) {
-          // B = centroids^T (d x 64), column-major: column n is centroid row n, contiguous.
-          wmma::load_matrix_sync(big_b[ni], sc + ni * 16u * ldm + k0, ldm);
+        for (unsigned ni = 0; ni < 8; ++ni) {
           WARPKV_KMEANS_UNROLL
-          for (int e = 0; e < big_b[ni].num_elements; ++e) {
-            const float v = big_b[ni].x[e];
-            big_b[ni].x[e] = to_tf32(v);
-            if constexpr (split3) small_b[ni].x[e] = to_tf32(v - big_b[ni].x[e]);
+          for (unsigned r = 0; r < 2; ++r) {  // b0 (k = q, n = g), b1 (k = q + 4, n = g)
+            const float v = cols[ni * 8u * ldm + k0 + r * 4u];
+            const float big = to_tf32(v);
+            big_b[ni][r] = __float_as_uint(big);
+            if constexpr (split3) small_b[ni][r] = __float_as_uint(to_tf32(v - big));
           }
         }
         WARPKV_KMEANS_UNROLL
         for (unsigned mi = 0; mi < 2; ++mi) {
           WARPKV_KMEANS_UNROLL
-          for (unsigned ni = 0; ni < 4; ++ni) {
+          for (unsigned ni = 0; ni < 8; ++ni) {
+            float* c = s.acc + (mi * 8u + ni) * 4u;
             if constexpr (split3) {  // small terms first, so they are not lost against the big one
-              wmma::mma_sync(acc[mi][ni], small_a[mi], big_b[ni], acc[mi][ni]);
-              wmma::mma_sync(acc[mi][ni], big_a[mi], small_b[ni], acc[mi][ni]);
+              mma_tf32(c, small_a[mi], big_b[ni]);
+              mma_tf32(c, big_a[mi], small_b[ni]);
             }
-            wmma::mma_sync(acc[mi][ni], big_a[mi], big_b[ni], acc[mi][ni]);
+            mma_tf32(c, big_a[mi], big_b[ni]);
           }
         }
-      }
-      WARPKV_KMEANS_UNROLL
-      for (unsigned f = 0; f < 8; ++f) {
-        WARPKV_KMEANS_UNROLL
-        for (unsigned e = 0; e < 8; ++e) s.acc[f * 8 + e] = acc[f / 4][f % 4].x[e];
       }
 #else
       // Emulation: the same operands, products exact, float32 sums in dimension order.
@@ -215,37 +208,90 @@ struct assign_mma_body {
     });
   }
 
-  /// The tile's scores into the warp's column-major score tile (point index fastest).
+  /// After a centroid tile's last chunk (and a barrier: all 64 norms written): fold the tile's
+  /// scores ||c||^2 - 2 x.c into each thread's running minimum.
   template <class Block>
-  WARPKV_HD void store_scores(Block& b, float* scores) const {
+  WARPKV_HD void argmin_tile(Block& b, const float* norms, unsigned c0) const {
+    const unsigned count = a.k - c0 < centroid_tile ? a.k - c0 : centroid_tile;
     b.for_each_thread([&](unsigned t, thread_state& s) {
-      float* tile = scores + std::size_t{t / 32u} * centroid_tile * ldc;
 #if WARPKV_KMEANS_TENSOR_CORES
-      namespace wmma = nvcuda::wmma;
+      const unsigned q = t % 4u;
       WARPKV_KMEANS_UNROLL
-      for (unsigned f = 0; f < 8; ++f) {
-        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;
+      for (unsigned ni = 0; ni < 8; ++ni) {
         WARPKV_KMEANS_UNROLL
-        for (unsigned e = 0; e < 8; ++e) acc.x[e] = s.acc[f * 8 + e];
-        // rows (points) 16 (f / 4) .., columns (centroids) 16 (f % 4) ..
-        wmma::store_matrix_sync(tile + (f % 4) * 16u * ldc + (f / 4) * 16u, acc, ldc, wmma::mem_col_major);
+        for (unsigned e = 0; e < 2; ++e) {  // columns in increasing order: strict < keeps the lowest index
+          const unsigned col = ni * 8u + 2u * q + e;
+          if (col >= count) continue;
+          const float norm = norms[col];
+          WARPKV_KMEANS_UNROLL
+          for (unsigned p = 0; p < 4; ++p) {  // p = 2 mi + row half
+            const float score = fmaf(-2.0f, s.acc[((p / 2u) * 8u + ni) * 4u + (p % 2u) * 2u + e], norm);
+            if (score < s.part_best[p]) {
+              s.part_best[p] = score;
+              s.part_label[p] = static_cast<std::int32_t>(c0 + col);
+            }
+          }
+        }
       }
 #else
-      for (unsigned c = 0; c < centroid_tile; ++c) tile[std::size_t{c} * ldc + t % 32u] = s.acc[c];
+      (void)t;
+      for (unsigned c = 0; c < count; ++c) {
+        const float score = fmaf(-2.0f, s.acc[c], norms[c]);  // ||c||^2 - 2 x.c
+        if (score < s.best) {
+          s.best = score;
+          s.label = static_cast<std::int32_t>(c0 + c);
+        }
+      }
 #endif
     });
   }
 
+  /// Tensor cores: the 4 lanes sharing a row group combine their partial minima (lowest score,
+  /// then lowest index), and each point's label goes through shared memory to its owner thread.
+  template <class Block>
+  WARPKV_HD void gather_labels(Block& b, std::int32_t* labels) const {
+#if WARPKV_KMEANS_TENSOR_CORES
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      const unsigned lane = t % 32u, g = lane / 4u, q = lane % 4u;
+      WARPKV_KMEANS_UNROLL
+      for (unsigned p = 0; p < 4; ++p) {
+        float best = s.part_best[p];
+        std::int32_t label = s.part_label[p];
+        WARPKV_KMEANS_UNROLL
+        for (unsigned off = 1; off <= 2; off *= 2) {
+          const float other = __shfl_xor_sync(0xffffffffu, best, off);
+          const std::int32_t other_label = __shfl_xor_sync(0xffffffffu, label, off);
+          if (other < best || (other == best && other_label < label)) {
+            best = other;
+            label = other_label;
+          }
+        }
+        if (q == 0) labels[(t / 32u) * warp_points + (p / 2u) * 16u + (p % 2u) * 8u + g] = label;
+      }
+    });
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state& s) { s.label = labels[t]; });
+#else
+    (void)b;
+    (void)labels;
+#endif
+  }
+
   template <class Block>
   WARPKV_HD void operator()(Block& b, std::size_t tile) const {
-    float* sx = base(b);
+    float* sx = reinterpret_cast<float*>(b.smem());
     float* sc = sx + sc_off;
-    float* scores = sx + scores_off;
     float* norms = sx + norms_off;
+    auto* labels = reinterpret_cast<std::int32_t*>(sx + labels_off);
     const std::size_t first = tile * block_threads;
     b.for_each_thread([&](unsigned, thread_state& s) {
       s.best = __builtin_huge_valf();
       s.label = 0;
+      WARPKV_KMEANS_UNROLL
+      for (unsigned p = 0; p < 4; ++p) {
+        s.part_best[p] = __builtin_huge_valf();
+        s.part_label[p] = 0;
+      }
     });
     for (unsigned c0 = 0; c0 < a.k; c0 += centroid_tile) {
       b.for_each_thread([&](unsigned, thread_state& s) {
@@ -261,20 +307,10 @@ struct assign_mma_body {
         b.sync();
         dot_chunk(b, sx, sc, norms, pad8(width), ch == 0);
       }
-      store_scores(b, scores);
-      b.sync();  // scores and norms visible to every thread
-      const unsigned count = a.k - c0 < centroid_tile ? a.k - c0 : centroid_tile;
-      b.for_each_thread([&](unsigned t, thread_state& s) {
-        const float* col = scores + std::size_t{t / 32u} * centroid_tile * ldc + t % 32u;
-        for (unsigned c = 0; c < count; ++c) {
-          const float score = fmaf(-2.0f, col[std::size_t{c} * ldc], norms[c]);  // ||c||^2 - 2 x.c
-          if (score < s.best) {
-            s.best = score;
-            s.label = static_cast<std::int32_t>(c0 + c);
-          }
-        }
-      });
+      b.sync();  // all 64 norms written
+      argmin_tile(b, norms, c0);
     }
+    gather_labels(b, labels);
     std::uint64_t* acc = accum.shared(b);
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
