@@ -6,7 +6,8 @@
 //
 // Score. argmin_c ||x - c||^2 = argmin_c ||c||^2 - 2 x.c (||x||^2 is the same for every c).
 // Both x and c are first taken relative to a centre mu (the mean of the centroids, fixed per
-// assignment step): distances do not change, but the magnitudes entering the dot product -
+// assignment step; centroids are staged centred, points as given - emit needs them - and
+// centred as their fragments are loaded): distances do not change, but the magnitudes entering the dot product -
 // and with them TF32's rounding error, about 2^-11 |x| |c| - shrink from the data's offset to
 // its spread. ||c - mu||^2 is summed in float32; only (x - mu).(c - mu) uses TF32 operands.
 // The label is the lowest-index minimum of the score; the distance then reported for it
@@ -89,7 +90,7 @@ struct assign_mma_body {
   unsigned chunk = 0;    ///< min(d, max_chunk)
   unsigned nchunks = 0;  ///< ceil(d / chunk)
   unsigned ldm = 0;      ///< words per staged point / centroid row (chunk padded to 8, then mma_row_stride)
-  std::size_t sc_off = 0, norms_off = 0, labels_off = 0;  ///< float offsets from the 16-byte-aligned base
+  std::size_t sc_off = 0, norms_off = 0, centre_off = 0, labels_off = 0;  ///< float offsets in shared memory
   block_accumulators accum;
 
   static assign_mma_body make(const assign_args& args) {
@@ -100,7 +101,8 @@ struct assign_mma_body {
     b.ldm = mma_row_stride<L>(pad8(b.chunk));
     b.sc_off = std::size_t{block_threads} * b.ldm;
     b.norms_off = b.sc_off + std::size_t{centroid_tile} * b.ldm;
-    b.labels_off = b.norms_off + centroid_tile;
+    b.centre_off = b.norms_off + centroid_tile;
+    b.labels_off = b.centre_off + max_chunk;
     const std::size_t floats = b.labels_off + block_threads;
     b.accum = block_accumulators::plan(args, floats * sizeof(float));
     return b;
@@ -119,24 +121,34 @@ struct assign_mma_body {
   }
 
   /// Stages columns [col0, col0 + width) of `rows` rows of m x d matrix `src` starting at row
-  /// `first`, minus the centre, zero-padded to a multiple of 8 columns and past row m.
+  /// `first` (minus the centre when `centred`), zero-padded to a multiple of 8 columns and past row m.
   template <class Block>
   WARPKV_HD void stage(Block& b, float* dst, const float* src, std::size_t m, std::size_t first, unsigned rows,
-                       unsigned col0, unsigned width) const {
+                       unsigned col0, unsigned width, bool centred) const {
     const unsigned padded = pad8(width);
     const std::size_t total = std::size_t{rows} * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
       for (std::size_t e = t; e < total; e += block_threads) {  // consecutive threads, consecutive columns
         const std::size_t row = e / padded, col = e % padded;
         const std::size_t r = first + row;
-        dst[row * ldm + col] = r < m && col < width ? src[r * a.d + col0 + col] - a.centre[col0 + col] : 0.0f;
+        const float v = r < m && col < width ? src[r * a.d + col0 + col] : 0.0f;
+        dst[row * ldm + col] = centred && r < m && col < width ? v - a.centre[col0 + col] : v;
       }
+    });
+  }
+
+  /// Columns [col0, col0 + width) of the centre, zero-padded to a multiple of 8.
+  template <class Block>
+  WARPKV_HD void stage_centre(Block& b, float* dst, unsigned col0, unsigned width) const {
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      if (t < pad8(width)) dst[t] = t < width ? a.centre[col0 + t] : 0.0f;
     });
   }
 
   /// One staged chunk: centroid norms (threads 0..63, one centroid each) and every thread's dot products.
   template <class Block>
-  WARPKV_HD void dot_chunk(Block& b, const float* sx, const float* sc, float* norms, unsigned padded, bool first) const {
+  WARPKV_HD void dot_chunk(Block& b, const float* sx, const float* sc, const float* centre, float* norms,
+                           unsigned padded, bool first) const {
     b.for_each_thread([&](unsigned t, thread_state& s) {
       if (t < centroid_tile) {
         float sum = first ? 0.0f : norms[t];
@@ -148,13 +160,14 @@ struct assign_mma_body {
       const float* rows = sx + (std::size_t{t / 32u} * warp_points + g) * ldm + q;  // A: row g, column q
       const float* cols = sc + std::size_t{g} * ldm + q;                             // B: centroid g, dim q
       for (unsigned k0 = 0; k0 < padded; k0 += 8) {
+        const float mu[2] = {centre[k0 + q], centre[k0 + q + 4]};  // the A columns this lane loads
         std::uint32_t big_a[2][4], big_b[8][2];
         [[maybe_unused]] std::uint32_t small_a[2][4], small_b[8][2];
         WARPKV_KMEANS_UNROLL
         for (unsigned mi = 0; mi < 2; ++mi) {
           WARPKV_KMEANS_UNROLL
           for (unsigned r = 0; r < 4; ++r) {  // a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4)
-            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldm + k0 + (r / 2) * 4u];
+            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldm + k0 + (r / 2) * 4u] - mu[r / 2];
             const float big = to_tf32(v);
             big_a[mi][r] = __float_as_uint(big);
             if constexpr (split3) small_a[mi][r] = __float_as_uint(to_tf32(v - big));
@@ -187,7 +200,7 @@ struct assign_mma_body {
       // Emulation: the same operands, products exact, float32 sums in dimension order.
       float big[max_chunk], small[max_chunk];
       for (unsigned j = 0; j < padded; ++j) {
-        const float v = sx[std::size_t{t} * ldm + j];
+        const float v = sx[std::size_t{t} * ldm + j] - centre[j];
         big[j] = to_tf32(v);
         small[j] = split3 ? to_tf32(v - big[j]) : 0.0f;
       }
@@ -282,6 +295,7 @@ struct assign_mma_body {
     float* sx = reinterpret_cast<float*>(b.smem());
     float* sc = sx + sc_off;
     float* norms = sx + norms_off;
+    float* centre = sx + centre_off;
     auto* labels = reinterpret_cast<std::int32_t*>(sx + labels_off);
     const std::size_t first = tile * block_threads;
     b.for_each_thread([&](unsigned, thread_state& s) {
@@ -302,10 +316,13 @@ struct assign_mma_body {
         const unsigned col0 = ch * chunk;
         const unsigned width = a.d - col0 < chunk ? a.d - col0 : chunk;
         b.sync();  // every thread is done with the previous chunk, tile and argmin
-        if (nchunks > 1 || c0 == 0) stage(b, sx, a.points, a.n, first, block_threads, col0, width);
-        stage(b, sc, a.centroids, a.k, c0, centroid_tile, col0, width);
+        if (nchunks > 1 || c0 == 0) {
+          stage(b, sx, a.points, a.n, first, block_threads, col0, width, false);  // as given: emit sums them
+          stage_centre(b, centre, col0, width);
+        }
+        stage(b, sc, a.centroids, a.k, c0, centroid_tile, col0, width, true);
         b.sync();
-        dot_chunk(b, sx, sc, norms, pad8(width), ch == 0);
+        dot_chunk(b, sx, sc, centre, norms, pad8(width), ch == 0);
       }
       b.sync();  // all 64 norms written
       argmin_tile(b, norms, c0);
@@ -315,7 +332,8 @@ struct assign_mma_body {
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
       if (i >= a.n) return;
-      const float* x = a.points + i * a.d;
+      // One staged chunk: the point is still in shared memory (no second read from DRAM).
+      const float* x = nchunks == 1 ? sx + std::size_t{t} * ldm : a.points + i * a.d;
       const float* c = a.centroids + static_cast<std::size_t>(s.label) * a.d;
       float dist = 0;  // exact float32, in the float32 body's order
       for (unsigned j = 0; j < a.d; ++j) {
