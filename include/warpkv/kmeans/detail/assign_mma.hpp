@@ -150,9 +150,14 @@ struct assign_mma_body {
   WARPKV_HD void dot_chunk(Block& b, const float* sx, const float* sc, const float* centre, float* norms,
                            unsigned padded, bool first) const {
     b.for_each_thread([&](unsigned t, thread_state& s) {
-      if (t < centroid_tile) {
+      if (t < centroid_tile) {  // 16-byte loads: a row per lane at stride 4 x odd, conflict-free (see emit)
         float sum = first ? 0.0f : norms[t];
-        for (unsigned j = 0; j < padded; ++j) sum = fmaf(sc[t * ldm + j], sc[t * ldm + j], sum);
+        for (unsigned j = 0; j < padded; j += 4) {  // padded columns are zeros: fma(0, 0, sum) = sum
+          float v[4];
+          load4(sc + std::size_t{t} * ldm + j, v);
+          WARPKV_KMEANS_UNROLL
+          for (unsigned e = 0; e < 4; ++e) sum = fmaf(v[e], v[e], sum);
+        }
         norms[t] = sum;
       }
 #if WARPKV_KMEANS_TENSOR_CORES
@@ -336,9 +341,26 @@ struct assign_mma_body {
       const float* x = nchunks == 1 ? sx + std::size_t{t} * ldm : a.points + i * a.d;
       const float* c = a.centroids + static_cast<std::size_t>(s.label) * a.d;
       float dist = 0;  // exact float32, in the float32 body's order
-      for (unsigned j = 0; j < a.d; ++j) {
-        const float diff = x[j] - c[j];
-        dist = fmaf(diff, diff, dist);
+      if (nchunks == 1) {
+        // Row stride 4 x odd: scalar loads of a column would be 4-way conflicts (lanes t and
+        // t + 8 share a bank); 16-byte loads are served 8 lanes at a time, and 8 rows at
+        // stride 4 x odd cover all 32 banks. Rows are zero-padded to a multiple of 8.
+        for (unsigned j = 0; j < a.d; j += 4) {
+          float xv[4];
+          load4(x + j, xv);
+          WARPKV_KMEANS_UNROLL
+          for (unsigned e = 0; e < 4; ++e) {
+            if (j + e < a.d) {
+              const float diff = xv[e] - c[j + e];
+              dist = fmaf(diff, diff, dist);
+            }
+          }
+        }
+      } else {
+        for (unsigned j = 0; j < a.d; ++j) {
+          const float diff = x[j] - c[j];
+          dist = fmaf(diff, diff, dist);
+        }
       }
       block_accumulators::record(a, acc, i, s.label, dist, [&](unsigned j) { return x[j]; });
     });
