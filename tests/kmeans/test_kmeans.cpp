@@ -626,9 +626,10 @@ TEST(KmeansTf32, OperandsAreRoundedBeforeMultiplying) {
 TEST(KmeansTf32, RecoversSeparatedBlobsExactlyLikeFp32) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
-  // Shapes: one staged chunk with d not a multiple of 8; d > 32 (chunks of 32) with k > 64
-  // (several centroid tiles) and n not a multiple of 128; k x d too big for shared accumulators.
-  static constexpr std::size_t shapes[][3] = {{1000, 5, 7}, {1333, 45, 70}, {900, 48, 150}};
+  // Shapes: one staged chunk with d not a multiple of 8; d > 32 (chunks of 32, point tile
+  // resident) with k > 64 (several centroid tiles) and n not a multiple of 128; k x d too big
+  // for shared accumulators; d > 136 (point chunks re-staged per centroid tile).
+  static constexpr std::size_t shapes[][3] = {{1000, 5, 7}, {1333, 45, 70}, {900, 48, 150}, {700, 150, 70}};
   int run = 0;
   for (const auto& sh : shapes) {
     const std::size_t n = sh[0], d = sh[1], k = sh[2];
@@ -666,7 +667,7 @@ TEST(KmeansTf32, LabelAgreementWithFp32OnRandomData) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   // Uniform points (no cluster structure: many near-ties) against centroids drawn from them.
-  static constexpr std::size_t shapes[][3] = {{4000, 16, 40}, {3000, 37, 100}, {2000, 128, 20}};
+  static constexpr std::size_t shapes[][3] = {{4000, 16, 40}, {3000, 37, 100}, {2000, 128, 20}, {1000, 150, 70}};
   for (const auto& sh : shapes) {
     const std::size_t n = static_cast<std::size_t>(scaled(static_cast<int>(sh[0]), 500)), d = sh[1], k = sh[2];
     const std::vector<float> x = uniform_points(n * d, 100.0f, d);

@@ -72,7 +72,10 @@ struct assign_mma_body {
   static constexpr unsigned block_threads = 128;  ///< 4 warps x 32 points
   static constexpr unsigned warp_points = 32;
   static constexpr unsigned centroid_tile = 64;  ///< centroids scored per pass: 8 m16n8 tiles wide
-  static constexpr unsigned max_chunk = 32;      ///< dimensions staged at once: 4 k-steps of 8
+  static constexpr unsigned max_chunk = 32;      ///< centroid dimensions staged at once: 4 k-steps of 8
+  /// The whole point tile (every dimension) stays in shared memory while all centroid tiles
+  /// pass when it fits in this much (d <= 136); else point chunks are re-staged per centroid tile.
+  static constexpr std::size_t max_resident_bytes = 72 * 1024;
   static constexpr unsigned per_thread = warp_points * centroid_tile / 32;  ///< 64 accumulators per thread
 
   struct thread_state {
@@ -89,7 +92,10 @@ struct assign_mma_body {
   assign_args a;
   unsigned chunk = 0;    ///< min(d, max_chunk)
   unsigned nchunks = 0;  ///< ceil(d / chunk)
-  unsigned ldm = 0;      ///< words per staged point / centroid row (chunk padded to 8, then mma_row_stride)
+  unsigned ldm = 0;      ///< words per staged centroid row (chunk padded to 8, then mma_row_stride)
+  bool resident = false;  ///< the point tile holds every dimension (staged once per 128 points)
+  unsigned ldx = 0;       ///< words per staged point row (= ldm unless resident)
+  unsigned xwidth = 0;    ///< columns of the staged point tile and centre (padded to 8)
   std::size_t sc_off = 0, norms_off = 0, centre_off = 0, labels_off = 0;  ///< float offsets in shared memory
   block_accumulators accum;
 
@@ -99,10 +105,14 @@ struct assign_mma_body {
     b.chunk = args.d < max_chunk ? args.d : max_chunk;
     b.nchunks = (args.d + b.chunk - 1) / b.chunk;
     b.ldm = mma_row_stride<L>(pad8(b.chunk));
-    b.sc_off = std::size_t{block_threads} * b.ldm;
+    const unsigned full = mma_row_stride<L>(pad8(args.d));
+    b.resident = b.nchunks > 1 && std::size_t{block_threads} * full * sizeof(float) <= max_resident_bytes;
+    b.ldx = b.resident ? full : b.ldm;
+    b.xwidth = b.resident ? pad8(args.d) : pad8(b.chunk);
+    b.sc_off = std::size_t{block_threads} * b.ldx;
     b.norms_off = b.sc_off + std::size_t{centroid_tile} * b.ldm;
     b.centre_off = b.norms_off + centroid_tile;
-    b.labels_off = b.centre_off + max_chunk;
+    b.labels_off = b.centre_off + b.xwidth;
     const std::size_t floats = b.labels_off + block_threads;
     b.accum = block_accumulators::plan(args, floats * sizeof(float));
     return b;
@@ -123,8 +133,8 @@ struct assign_mma_body {
   /// Stages columns [col0, col0 + width) of `rows` rows of m x d matrix `src` starting at row
   /// `first` (minus the centre when `centred`), zero-padded to a multiple of 8 columns and past row m.
   template <class Block>
-  WARPKV_HD void stage(Block& b, float* dst, const float* src, std::size_t m, std::size_t first, unsigned rows,
-                       unsigned col0, unsigned width, bool centred) const {
+  WARPKV_HD void stage(Block& b, float* dst, unsigned stride, const float* src, std::size_t m, std::size_t first,
+                       unsigned rows, unsigned col0, unsigned width, bool centred) const {
     const unsigned padded = pad8(width);
     const std::size_t total = std::size_t{rows} * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
@@ -132,7 +142,7 @@ struct assign_mma_body {
         const std::size_t row = e / padded, col = e % padded;
         const std::size_t r = first + row;
         const float v = r < m && col < width ? src[r * a.d + col0 + col] : 0.0f;
-        dst[row * ldm + col] = centred && r < m && col < width ? v - a.centre[col0 + col] : v;
+        dst[row * stride + col] = centred && r < m && col < width ? v - a.centre[col0 + col] : v;
       }
     });
   }
@@ -141,11 +151,12 @@ struct assign_mma_body {
   template <class Block>
   WARPKV_HD void stage_centre(Block& b, float* dst, unsigned col0, unsigned width) const {
     b.for_each_thread([&](unsigned t, thread_state&) {
-      if (t < pad8(width)) dst[t] = t < width ? a.centre[col0 + t] : 0.0f;
+      for (unsigned e = t; e < pad8(width); e += block_threads) dst[e] = e < width ? a.centre[col0 + e] : 0.0f;
     });
   }
 
-  /// One staged chunk: centroid norms (threads 0..63, one centroid each) and every thread's dot products.
+  /// One staged chunk: centroid norms (threads 0..63, one centroid each) and every thread's dot
+  /// products. `sx` and `centre` point at the chunk's first column (row stride ldx).
   template <class Block>
   WARPKV_HD void dot_chunk(Block& b, const float* sx, const float* sc, const float* centre, float* norms,
                            unsigned padded, bool first) const {
@@ -162,7 +173,7 @@ struct assign_mma_body {
       }
 #if WARPKV_KMEANS_TENSOR_CORES
       const unsigned lane = t % 32u, g = lane / 4u, q = lane % 4u;
-      const float* rows = sx + (std::size_t{t / 32u} * warp_points + g) * ldm + q;  // A: row g, column q
+      const float* rows = sx + (std::size_t{t / 32u} * warp_points + g) * ldx + q;  // A: row g, column q
       const float* cols = sc + std::size_t{g} * ldm + q;                             // B: centroid g, dim q
       for (unsigned k0 = 0; k0 < padded; k0 += 8) {
         const float mu[2] = {centre[k0 + q], centre[k0 + q + 4]};  // the A columns this lane loads
@@ -172,7 +183,7 @@ struct assign_mma_body {
         for (unsigned mi = 0; mi < 2; ++mi) {
           WARPKV_KMEANS_UNROLL
           for (unsigned r = 0; r < 4; ++r) {  // a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4)
-            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldm + k0 + (r / 2) * 4u] - mu[r / 2];
+            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldx + k0 + (r / 2) * 4u] - mu[r / 2];
             const float big = to_tf32(v);
             big_a[mi][r] = __float_as_uint(big);
             if constexpr (split3) small_a[mi][r] = __float_as_uint(to_tf32(v - big));
@@ -205,7 +216,7 @@ struct assign_mma_body {
       // Emulation: the same operands, products exact, float32 sums in dimension order.
       float big[max_chunk], small[max_chunk];
       for (unsigned j = 0; j < padded; ++j) {
-        const float v = sx[std::size_t{t} * ldm + j] - centre[j];
+        const float v = sx[std::size_t{t} * ldx + j] - centre[j];
         big[j] = to_tf32(v);
         small[j] = split3 ? to_tf32(v - big[j]) : 0.0f;
       }
@@ -321,13 +332,14 @@ struct assign_mma_body {
         const unsigned col0 = ch * chunk;
         const unsigned width = a.d - col0 < chunk ? a.d - col0 : chunk;
         b.sync();  // every thread is done with the previous chunk, tile and argmin
-        if (nchunks > 1 || c0 == 0) {
-          stage(b, sx, a.points, a.n, first, block_threads, col0, width, false);  // as given: emit sums them
-          stage_centre(b, centre, col0, width);
+        if (resident ? c0 == 0 && ch == 0 : nchunks > 1 || c0 == 0) {  // points as given: emit sums them
+          stage(b, sx, ldx, a.points, a.n, first, block_threads, resident ? 0 : col0, resident ? a.d : width, false);
+          stage_centre(b, centre, resident ? 0 : col0, resident ? a.d : width);
         }
-        stage(b, sc, a.centroids, a.k, c0, centroid_tile, col0, width, true);
+        stage(b, sc, ldm, a.centroids, a.k, c0, centroid_tile, col0, width, true);
         b.sync();
-        dot_chunk(b, sx, sc, centre, norms, pad8(width), ch == 0);
+        const unsigned xcol = resident ? col0 : 0;  // the chunk's first column in sx and centre
+        dot_chunk(b, sx + xcol, sc, centre + xcol, norms, pad8(width), ch == 0);
       }
       b.sync();  // all 64 norms written
       argmin_tile(b, norms, c0);
@@ -337,11 +349,12 @@ struct assign_mma_body {
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
       if (i >= a.n) return;
-      // One staged chunk: the point is still in shared memory (no second read from DRAM).
-      const float* x = nchunks == 1 ? sx + std::size_t{t} * ldm : a.points + i * a.d;
+      // The point is still in shared memory when staged whole (no second read from DRAM).
+      const bool staged = nchunks == 1 || resident;
+      const float* x = staged ? sx + std::size_t{t} * ldx : a.points + i * a.d;
       const float* c = a.centroids + static_cast<std::size_t>(s.label) * a.d;
       float dist = 0;  // exact float32, in the float32 body's order
-      if (nchunks == 1) {
+      if (staged) {
         // Row stride 4 x odd: scalar loads of a column would be 4-way conflicts (lanes t and
         // t + 8 share a bank); 16-byte loads are served 8 lanes at a time, and 8 rows at
         // stride 4 x odd cover all 32 banks. Rows are zero-padded to a multiple of 8.
