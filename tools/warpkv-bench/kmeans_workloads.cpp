@@ -25,6 +25,8 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench.hpp"
@@ -413,19 +415,20 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
           const double flops = exact ? 3.0 * static_cast<double>(n) * k * d
                                      : (p.precision == km::distance_precision::tf32x3 ? 3.0 : 1.0) * 2.0 *
                                            static_cast<double>(n) * k * d;
-          unsigned stride = 0, ways = 0;
+          unsigned stride = 0, ways = 0, centroid_stride = 0;
           if (exact) {
             const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
             stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
                                                     : body.stride;
             ways = warpkv::detail::conflict_ways(stride);
-          } else {
+          } else {  // the A (point) and B (centroid) fragment loads' row strides
             namespace wd = warpkv::detail;
-            const auto body = wd::assign_mma_body<smem_layout::natural, km::distance_precision::tf32>::make(a);
-            const unsigned width = wd::assign_mma_body<smem_layout::natural, km::distance_precision::tf32>::pad8(body.chunk);
-            stride = layout == smem_layout::natural ? wd::mma_row_stride<smem_layout::natural>(width)
-                                                    : wd::mma_row_stride<smem_layout::padded_odd>(width);
-            ways = wd::fragment_conflict_ways(stride);
+            constexpr auto tf32 = km::distance_precision::tf32;
+            const auto strides = [&](auto body) { return std::pair<unsigned, unsigned>{body.ldx, body.ldm}; };
+            std::tie(stride, centroid_stride) =
+                layout == smem_layout::natural ? strides(wd::assign_mma_body<smem_layout::natural, tf32>::make(a))
+                                               : strides(wd::assign_mma_body<smem_layout::padded_odd, tf32>::make(a));
+            ways = std::max(wd::fragment_conflict_ways(stride), wd::fragment_conflict_ways(centroid_stride));
           }
           record r = s.base("kmeans");
           r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
@@ -438,6 +441,7 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
           r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
           r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
           r.set("smem_row_stride_words", stride).set("model_conflict_ways", ways);
+          if (!exact) r.set("smem_centroid_row_stride_words", centroid_stride);
           if (exact && peak_gflops > 0) {
             r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
             r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
