@@ -1,13 +1,16 @@
 // warpkv::kmeans on the chosen backend: against a sequential double-precision Lloyd from the
 // same initial centroids (random blobs, many seeds, both shared-memory layouts and both
 // accumulation paths), separated blobs recovered from k-means++ and k-means||, determinism,
-// empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input.
+// empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input;
+// and the opt-in tf32 / tf32x3 distances (KmeansTf32.*: rounding, agreement with fp32).
 // On the host backend the assignment blocks race on the global sums from several threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <random>
@@ -513,6 +516,314 @@ TEST(Kmeans, EdgeShapes) {
   }
 }
 
+// ---- tf32 / tf32x3 distances (detail/assign_mma.hpp) -------------------------------------------
+
+using kmeans::distance_precision;
+
+float bits_float(std::uint32_t b) {
+  float f = 0;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+TEST(KmeansTf32, RoundingIsToNearestTiesAwayFromZero) {
+  using detail::round_tf32;
+  const float one = 1.0f, ulp = std::ldexp(1.0f, -10);  // TF32 spacing at 1
+  EXPECT_EQ(round_tf32(one), one);
+  EXPECT_EQ(round_tf32(one + ulp), one + ulp);
+  EXPECT_EQ(round_tf32(one + ulp / 2), one + ulp);  // tie: away from zero (ties-to-even would give 1)
+  EXPECT_EQ(round_tf32(-(one + ulp / 2)), -(one + ulp));
+  EXPECT_EQ(round_tf32(std::nextafter(one + ulp / 2, 0.0f)), one);  // just below the tie
+  EXPECT_EQ(round_tf32(one + 1.5f * ulp), one + 2 * ulp);              // tie, odd lower neighbour
+  EXPECT_EQ(round_tf32(std::nextafter(2.0f, 0.0f)), 2.0f);             // carries into the exponent
+  EXPECT_EQ(round_tf32(0.0f), 0.0f);
+  EXPECT_TRUE(std::isinf(round_tf32(std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(round_tf32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(round_tf32(bits_float(0x00001fffu)), bits_float(0x00002000u));  // subnormals round the same way
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1e6f, 1e6f);
+  for (int i = 0; i < 10000; ++i) {
+    const float v = u(rng), big = round_tf32(v), small = round_tf32(v - big);
+    std::uint32_t b = 0;
+    std::memcpy(&b, &big, sizeof b);
+    ASSERT_EQ(b & 0x1fffu, 0u) << v;                                            // 10 mantissa bits left
+    ASSERT_LE(std::fabs(big - v), std::ldexp(std::fabs(v), -11) * 1.0000001) << v;  // half a TF32 ulp
+    ASSERT_LE(std::fabs(static_cast<double>(big) + small - v), std::ldexp(std::fabs(v), -21)) << v;  // 3xTF32 split
+  }
+}
+
+/// Labels of `points` against `centroids` with each precision, and a bound on how far apart
+/// (in exact squared distance) the nearest centroid and a centroid chosen by `prec` may be:
+/// TF32 operand rounding (2^-11 each, 2^-21 for the split) plus float32 summation, on the
+/// centred coordinates the kernel uses (the score is ||c||^2 - 2 x.c: twice the dot error).
+struct agreement {
+  std::size_t n = 0, same = 0, beyond_bound = 0;
+  double fraction() const { return static_cast<double>(same) / static_cast<double>(n); }
+};
+agreement measure_agreement(const std::vector<float>& x, std::size_t n, std::size_t d, const std::vector<float>& cent,
+                            std::size_t k, const std::vector<std::int32_t>& fp32, const std::vector<std::int32_t>& other,
+                            distance_precision prec) {
+  const std::vector<float> mu = detail::centroid_mean(cent.data(), k, d);
+  const double operand = prec == distance_precision::tf32 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -20);
+  agreement r;
+  r.n = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (fp32[i] == other[i]) {
+      ++r.same;
+      continue;
+    }
+    double worst_dot = 0;  // sum_j |x'_j c'_j| over the two centroids involved
+    for (const std::int32_t c : {fp32[i], other[i]}) {
+      double s = 0;
+      for (std::size_t j = 0; j < d; ++j)
+        s += std::fabs((x[i * d + j] - mu[j]) * (cent[static_cast<std::size_t>(c) * d + j] - mu[j]));
+      worst_dot = std::max(worst_dot, s);
+    }
+    auto dist = [&](std::int32_t c) {
+      double s = 0;
+      for (std::size_t j = 0; j < d; ++j) {
+        const double diff = static_cast<double>(x[i * d + j]) - cent[static_cast<std::size_t>(c) * d + j];
+        s += diff * diff;
+      }
+      return s;
+    };
+    const double bound = 2 * 2 * (operand + 2.0 * static_cast<double>(d + 2) * std::ldexp(1.0, -24)) * worst_dot +
+                         1e-6 * dist(fp32[i]);
+    if (std::fabs(dist(other[i]) - dist(fp32[i])) > bound) ++r.beyond_bound;
+  }
+  return r;
+}
+
+std::vector<float> uniform_points(std::size_t count, float offset, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> v(count);
+  for (auto& e : v) e = offset + u(rng);
+  return v;
+}
+
+TEST(KmeansTf32, OperandsAreRoundedBeforeMultiplying) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Centroids (-1, -3) and (1, 3) (centre 0, equal norms); x = (-3 + 2^-12, 1) is nearer the
+  // second by 2^-10 in squared distance, but TF32 rounds x_0 to -3 (spacing 2^-9 there), which
+  // makes x.c exactly 0 for both: a tie, so tf32 must pick centroid 0. Every product is exact
+  // and sums to exactly 0 in any order, so the GPU must agree. 3xTF32 keeps 2^-12 in the
+  // small part and picks centroid 1, as fp32 does.
+  const std::vector<float> cent = {-1.0f, -3.0f, 1.0f, 3.0f};
+  std::vector<float> x;
+  for (int i = 0; i < 200; ++i) x.insert(x.end(), {-3.0f + std::ldexp(1.0f, -12), 1.0f});
+  const auto fp32 = kmeans::predict(x, 200, 2, cent, 2, ex);
+  const auto tf32 = kmeans::predict(x, 200, 2, cent, 2, ex, distance_precision::tf32);
+  const auto tf32x3 = kmeans::predict(x, 200, 2, cent, 2, ex, distance_precision::tf32x3);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_EQ(fp32[i], 1);
+    ASSERT_EQ(tf32[i], 0);
+    ASSERT_EQ(tf32x3[i], 1);
+  }
+}
+
+TEST(KmeansTf32, RecoversSeparatedBlobsExactlyLikeFp32) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Shapes: one staged chunk with d not a multiple of 8; d > 32 (chunks of 32, point tile
+  // resident) with k > 64 (several centroid tiles) and n not a multiple of 128; k x d too big
+  // for shared accumulators; d > 136 (point chunks re-staged per centroid tile).
+  static constexpr std::size_t shapes[][3] = {{1000, 5, 7}, {1333, 45, 70}, {900, 48, 150}, {700, 150, 70}};
+  int run = 0;
+  for (const auto& sh : shapes) {
+    const std::size_t n = sh[0], d = sh[1], k = sh[2];
+    blobs b = make_blobs(n, d, k, 40.0, 11 + d);
+    for (auto& v : b.points) v += 500.0f;  // far from the origin: the kernel's centring matters
+    std::vector<float> init;
+    for (std::size_t c = 0; c < k; ++c)  // one point of every true cluster (points i % k == c)
+      init.insert(init.end(), b.points.begin() + static_cast<std::ptrdiff_t>(c * d),
+                  b.points.begin() + static_cast<std::ptrdiff_t>((c + 1) * d));
+    kmeans::params p;
+    p.exec = ex;
+    p.init = init_method::user;
+    p.initial_centroids = init;
+    p.max_iter = 20;
+    const auto want = kmeans::fit(b.points, n, d, k, p);
+    ASSERT_TRUE(same_partition(want.labels, b.truth));
+    for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k) +
+                   " precision=" + std::to_string(static_cast<int>(prec)));
+      p.precision = prec;
+      p.layout = ++run % 2 == 0 ? smem_layout::natural : smem_layout::padded_odd;
+      const auto got = kmeans::fit(b.points, n, d, k, p);
+      EXPECT_EQ(got.labels, want.labels);  // 100%: every label of every iteration, so the same centroids
+      EXPECT_EQ(got.centroids, want.centroids);
+      EXPECT_EQ(got.iterations, want.iterations);
+      EXPECT_EQ(got.inertia, want.inertia);  // reported distances are exact float32 ones
+      EXPECT_EQ(kmeans::predict(b.points, n, d, got.centroids, k, ex, prec), got.labels);
+    }
+    p.precision = distance_precision::fp32;
+    p.layout = smem_layout::padded_odd;
+  }
+}
+
+TEST(KmeansTf32, LabelAgreementWithFp32OnRandomData) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Uniform points (no cluster structure: many near-ties) against centroids drawn from them.
+  static constexpr std::size_t shapes[][3] = {{4000, 16, 40}, {3000, 37, 100}, {2000, 128, 20}, {1000, 150, 70}};
+  for (const auto& sh : shapes) {
+    const std::size_t n = static_cast<std::size_t>(scaled(static_cast<int>(sh[0]), 500)), d = sh[1], k = sh[2];
+    const std::vector<float> x = uniform_points(n * d, 100.0f, d);
+    std::vector<float> cent(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(k * d));
+    for (auto& v : cent) v += 0.01f;  // not exactly on a point
+    const auto fp32 = kmeans::predict(x, n, d, cent, k, ex);
+    for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k) +
+                   " precision=" + std::to_string(static_cast<int>(prec)));
+      const auto got = kmeans::predict(x, n, d, cent, k, ex, prec);
+      const agreement ag = measure_agreement(x, n, d, cent, k, fp32, got, prec);
+      EXPECT_EQ(ag.beyond_bound, 0u) << "labels that are not near-ties of the precision";
+      EXPECT_GE(ag.fraction(), prec == distance_precision::tf32 ? 0.99 : 0.999) << ag.same << " of " << ag.n;
+      std::printf("[ agreement ] predict n=%zu d=%zu k=%zu %s: %.5f\n", n, d, k,
+                  prec == distance_precision::tf32 ? "tf32" : "tf32x3", ag.fraction());
+    }
+  }
+}
+
+TEST(KmeansTf32, FitOnRandomDataStaysCloseToFp32) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = static_cast<std::size_t>(scaled(3000, 600)), d = 24, k = 30;
+  const std::vector<float> x = uniform_points(n * d, -3.0f, 5);
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::kmeans_plus_plus;
+  p.seed = 3;
+  p.max_iter = 5;
+  p.tol = 0;
+  const auto want = kmeans::fit(x, n, d, k, p);
+  for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+    SCOPED_TRACE(static_cast<int>(prec));
+    p.precision = prec;
+    const auto got = kmeans::fit(x, n, d, k, p);
+    const auto again = kmeans::fit(x, n, d, k, p);
+    EXPECT_EQ(got.labels, again.labels);  // deterministic
+    EXPECT_EQ(got.inertia, again.inertia);
+    // One assignment step from the same centroids (fp32's final ones): the precision's own effect.
+    const auto step = kmeans::predict(x, n, d, want.centroids, k, ex, prec);
+    const agreement ag = measure_agreement(x, n, d, want.centroids, k, want.labels, step, prec);
+    EXPECT_EQ(ag.beyond_bound, 0u);
+    EXPECT_GE(ag.fraction(), prec == distance_precision::tf32 ? 0.99 : 0.999);
+    // Whole fits from the same init: on data without clusters every flipped near-tie moves two
+    // centroids and the trajectories drift apart (tf32: about 99.4% after 1 iteration, 95% after
+    // 5, 83% after 30 on this data), so tf32 is held to the same quality of clustering
+    // (inertia). tf32x3's labels are held to fp32's where the emulation fixes every sum (the
+    // host backend); on a GPU the tensor core's summation order may flip one near-tie, which
+    // then cascades the same way, so there the per-step agreement above is the check.
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < n; ++i) same += got.labels[i] == want.labels[i] ? 1 : 0;
+    if (prec == distance_precision::tf32x3 && ex.where == backend::host) {
+      EXPECT_GE(static_cast<double>(same) / static_cast<double>(n), 0.999);
+    }
+    EXPECT_NEAR(got.inertia, want.inertia, 1e-3 * want.inertia);
+    // The reported inertia is the exact one of the returned labels and centroids.
+    double inertia = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::vector<double> c(got.centroids.begin() + got.labels[i] * static_cast<std::ptrdiff_t>(d),
+                                  got.centroids.begin() + (got.labels[i] + 1) * static_cast<std::ptrdiff_t>(d));
+      inertia += sq_dist(&x[i * d], c.data(), d);
+    }
+    EXPECT_NEAR(got.inertia, inertia, 1e-5 * inertia);
+    std::printf("[ agreement ] fit n=%zu d=%zu k=%zu %s: step %.5f, fit %.5f, inertia ratio %.7f\n", n, d, k,
+                prec == distance_precision::tf32 ? "tf32" : "tf32x3", ag.fraction(),
+                static_cast<double>(same) / static_cast<double>(n), got.inertia / want.inertia);
+  }
+}
+
+TEST(KmeansTf32, TiesGoToTheLowerCentroidIndex) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+    for (std::size_t d : {3u, 70u}) {
+      for (std::size_t k : {2u, 65u, 200u}) {  // across centroid tiles of 64
+        std::vector<float> centroids(k * d, 5.0f);
+        for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;
+        std::vector<float> points(300 * d, 5.0f);
+        for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
+        // The centre is not 0 along x_0 when k is odd: the two candidates' scores differ only by
+        // rounding then, so check the label is one of the equidistant ones, the lower on exact ties.
+        const auto labels = kmeans::predict(points, 300, d, centroids, k, ex, prec);
+        for (std::size_t i = 0; i < 300; ++i) {
+          if (k % 2 == 0) {
+            ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k;
+          } else {
+            ASSERT_LE(labels[i], 1) << "d=" << d << " k=" << k;
+          }
+        }
+        centroids[(k - 1) * d] = 0.0f;
+        const auto last = kmeans::predict(points, 300, d, centroids, k, ex, prec);
+        for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
+      }
+    }
+  }
+}
+
+TEST(KmeansTf32, EdgeShapesAndEmptyClusters) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+    SCOPED_TRACE(static_cast<int>(prec));
+    kmeans::params p;
+    p.exec = ex;
+    p.precision = prec;
+    {  // k = 1: the mean, everything labelled 0
+      const blobs b = make_blobs(129, 3, 1, 2.0, 1);
+      const auto r = kmeans::fit(b.points, 129, 3, 1, p);
+      for (std::size_t j = 0; j < 3; ++j) {
+        double mean = 0;
+        for (std::size_t i = 0; i < 129; ++i) mean += b.points[i * 3 + j];
+        EXPECT_NEAR(r.centroids[j], mean / 129, 1e-5);
+      }
+      for (auto l : r.labels) EXPECT_EQ(l, 0);
+    }
+    {  // k = n on a grid (points >= 1 apart, d = 9 not a multiple of 8): every point its own cluster
+      std::vector<float> x;
+      for (int i = 0; i < 70; ++i)
+        for (int j = 0; j < 9; ++j) x.push_back(static_cast<float>((i >> (j % 7)) & 1) + 3.0f * static_cast<float>(i % 5 == j % 5));
+      // rows must be distinct: checked, then k-means++ seeds every point
+      const auto r = kmeans::fit(x, 70, 9, 70, p);
+      std::vector<std::int32_t> sorted = r.labels;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(std::unique(sorted.begin(), sorted.end()) - sorted.begin(), 70);
+      EXPECT_EQ(r.inertia, 0.0);
+    }
+    {  // n = d = k = 1
+      const auto r = kmeans::fit(std::vector<float>{3.5f}, 1, 1, 1, p);
+      EXPECT_EQ(r.centroids, std::vector<float>{3.5f});
+      EXPECT_EQ(r.inertia, 0.0);
+    }
+    {  // more clusters than distinct points: empty clusters re-seeded, never NaN
+      std::vector<float> x;
+      for (int i = 0; i < 40; ++i) x.insert(x.end(), {static_cast<float>(i % 3), 1.0f});
+      for (init_method how : {init_method::random, init_method::kmeans_plus_plus}) {
+        p.init = how;
+        const auto r = kmeans::fit(x, 40, 2, 6, p);
+        for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+        EXPECT_NEAR(r.inertia, 0.0, 1e-9);
+        for (std::int32_t l : r.labels) EXPECT_TRUE(l >= 0 && l < 6);
+      }
+      p.init = init_method::automatic;
+    }
+    for (float magnitude : {1e15f, 1e-15f}) {  // very large and very small coordinates
+      blobs b = make_blobs(400, 3, 4, 1.0, 3);
+      for (std::size_t i = 0; i < 400; ++i)
+        for (std::size_t j = 0; j < 3; ++j) b.points[i * 3 + j] = (b.points[i * 3 + j] + 50.0f * b.truth[i]) * magnitude;
+      p.init = init_method::kmeans_plus_plus;
+      const auto r = kmeans::fit(b.points, 400, 3, 4, p);
+      EXPECT_TRUE(same_partition(r.labels, b.truth)) << magnitude;
+      for (float v : r.centroids) EXPECT_TRUE(std::isfinite(v));
+      EXPECT_GT(r.inertia, 0.0);
+    }
+  }
+}
+
 template <class F>
 void expect_invalid(F&& f, const std::string& argument) {
   try {
@@ -565,6 +876,10 @@ TEST(Kmeans, BadInputNamesTheArgument) {
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.tol");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0, 1}, 1, ex); }, "centroids");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{}, 0, ex); }, "k");
+  m = p;
+  m.precision = static_cast<kmeans::distance_precision>(7);
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.precision");
+  expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0}, 1, ex, m.precision); }, "precision");
 }
 
 }  // namespace

@@ -76,6 +76,7 @@ struct kmeans_options {
   std::vector<std::string> shapes{"4x16", "32x256", "128x1024"};  ///< DxK
   unsigned iters = 10;                                           ///< Lloyd iterations per timed fit
   std::vector<std::string> layouts{"padded"};                    ///< padded (conflict-free) and/or natural
+  std::vector<std::string> precisions{"fp32"};                   ///< fp32, tf32, tf32x3 (distance precision)
   std::string init = "random";                                   ///< random | kmeans++ | kmeans|| | auto
   // Comparison mode (tools/kmeans_compare.py): raw float32 files, one size.
   std::string input;        ///< n x d float32, row-major

@@ -14,7 +14,9 @@
 //   kmeans          warpkv::kmeans::fit on generated Gaussian blobs: ms per Lloyd iteration
 //                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the fused
 //                   assignment kernel alone, GFLOP/s; per shared-memory layout (padded = the
-//                   conflict-free default, natural = the conflicting one). With --input it
+//                   conflict-free default, natural = the conflicting one) and distance precision
+//                   (fp32; tf32 / tf32x3 rows add their label agreement with the fp32 fit from the
+//                   same init and iterations, and after one step from fp32's centroids). With --input it
 //                   runs one fit on a file and writes labels/centroids (tools/kmeans_compare.py).
 #include <algorithm>
 #include <cstdint>
@@ -23,6 +25,8 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench.hpp"
@@ -267,6 +271,23 @@ void write_raw(const std::string& path, const std::vector<T>& v) {
   if (!f) throw warpkv::error(warpkv::errc::invalid_argument, "cannot write '" + path + "'");
 }
 
+warpkv::kmeans::distance_precision parse_precision(const std::string& s) {
+  using warpkv::kmeans::distance_precision;
+  if (s == "tf32") return distance_precision::tf32;
+  if (s == "tf32x3") return distance_precision::tf32x3;
+  if (s == "fp32") return distance_precision::fp32;
+  throw warpkv::error(warpkv::errc::invalid_argument, "--precision: '" + s + "' is not fp32, tf32 or tf32x3");
+}
+
+/// fp32 first (its fit is the tf32 rows' reference), then the others in the given order.
+std::vector<std::string> ordered_precisions(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  if (std::find(given.begin(), given.end(), "fp32") != given.end()) out.push_back("fp32");
+  for (const auto& g : given)
+    if (g != "fp32" && std::find(out.begin(), out.end(), g) == out.end()) out.push_back(g);
+  return out;
+}
+
 int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned d, unsigned k) {
   namespace km = warpkv::kmeans;
   const std::vector<float> host = read_raw<float>(o.input, n * d);
@@ -352,57 +373,113 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
         p.tol = 0;
         p.layout = layout;
         p.init = parse_init(o.init);
-        km::result res;
-        p.max_iter = 1;
-        const auto one = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
-        p.max_iter = o.iters;
-        const auto many = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
-        const unsigned its = res.iterations;
-        const double per_iter = its > 1 ? (many.median_ms - one.median_ms) / (its - 1) : many.median_ms;
-        // The fused assignment kernel alone (labels, distances, sums, counts, inertia).
-        buffer<std::int32_t> labels(n, s.ex());
-        buffer<float> dist(n, s.ex());
-        buffer<std::uint64_t> acc(std::size_t{k} * d + k + 1, s.ex());
-        warpkv::detail::assign_args a;
-        a.points = pts.data();
-        a.n = n;
-        a.d = d;
-        a.centroids = res.centroids.data();
-        a.k = k;
-        a.labels = labels.data();
-        a.dist = dist.data();
-        a.dist_mode = warpkv::detail::dist_output::write;
-        a.sums = acc.data();
-        a.counts = acc.data() + std::size_t{k} * d;
-        a.inertia = acc.data() + std::size_t{k} * d + k;
-        a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
-        a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
-        const auto kernel = summarize(s.measure(
-            repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
-            [&](int) { warpkv::detail::assign(s.ex(), layout, a); }));
-        const double flops = 3.0 * static_cast<double>(n) * k * d;  // subtract + fused multiply-add
-        const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
-        const unsigned stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
-                                                               : body.stride;
-        record r = s.base("kmeans");
-        r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
-        r.set("iterations", its).set("inertia", res.inertia);
-        r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
-        r.set("ms_per_iteration", per_iter);
-        r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
-        r.set("gflops_per_iteration", flops / (per_iter * 1e6));
-        r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
-        r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
-        r.set("smem_row_stride_words", stride).set("model_conflict_ways", warpkv::detail::conflict_ways(stride));
-        if (peak_gflops > 0) {
-          r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
-          r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
+        km::result ref;  // the fp32 fit of --iters iterations, for the tf32 rows' agreement
+        bool have_ref = false;
+        for (const std::string& precision_name : ordered_precisions(o.precisions)) {
+          p.precision = parse_precision(precision_name);
+          const bool exact = p.precision == km::distance_precision::fp32;
+          km::result res;
+          p.max_iter = 1;
+          const auto one = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+          p.max_iter = o.iters;
+          const auto many = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+          const unsigned its = res.iterations;
+          const double per_iter = its > 1 ? (many.median_ms - one.median_ms) / (its - 1) : many.median_ms;
+          // The fused assignment kernel alone (labels, distances, sums, counts, inertia).
+          buffer<std::int32_t> labels(n, s.ex());
+          buffer<float> dist(n, s.ex());
+          buffer<std::uint64_t> acc(std::size_t{k} * d + k + 1, s.ex());
+          const std::vector<float> host_centre =
+              warpkv::detail::centroid_mean(res.centroids.to_vector().data(), k, d);
+          buffer<float> centre = buffer<float>::from_host(std::span<const float>(host_centre), s.ex());
+          warpkv::detail::assign_args a;
+          a.points = pts.data();
+          a.n = n;
+          a.d = d;
+          a.centroids = res.centroids.data();
+          a.k = k;
+          a.labels = labels.data();
+          a.dist = dist.data();
+          a.dist_mode = warpkv::detail::dist_output::write;
+          a.sums = acc.data();
+          a.counts = acc.data() + std::size_t{k} * d;
+          a.inertia = acc.data() + std::size_t{k} * d + k;
+          a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
+          a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
+          a.centre = centre.data();
+          const auto kernel = summarize(s.measure(
+              repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
+              [&](int) { warpkv::detail::assign(s.ex(), layout, a, p.precision); }));
+          // fp32: subtract + fused multiply-add per element; tf32: the x.c GEMM's multiply-add
+          // (x3: three of them), the centroid norms and argmin not counted.
+          const double flops = exact ? 3.0 * static_cast<double>(n) * k * d
+                                     : (p.precision == km::distance_precision::tf32x3 ? 3.0 : 1.0) * 2.0 *
+                                           static_cast<double>(n) * k * d;
+          unsigned stride = 0, ways = 0, centroid_stride = 0;
+          if (exact) {
+            const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
+            stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
+                                                    : body.stride;
+            ways = warpkv::detail::conflict_ways(stride);
+          } else {  // the A (point) and B (centroid) fragment loads' row strides
+            namespace wd = warpkv::detail;
+            constexpr auto tf32 = km::distance_precision::tf32;
+            const auto strides = [&](auto body) { return std::pair<unsigned, unsigned>{body.ldx, body.ldm}; };
+            std::tie(stride, centroid_stride) =
+                layout == smem_layout::natural ? strides(wd::assign_mma_body<smem_layout::natural, tf32>::make(a))
+                                               : strides(wd::assign_mma_body<smem_layout::padded_odd, tf32>::make(a));
+            ways = std::max(wd::fragment_conflict_ways(stride), wd::fragment_conflict_ways(centroid_stride));
+          }
+          record r = s.base("kmeans");
+          r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
+          r.set("precision", precision_name);
+          r.set("iterations", its).set("inertia", res.inertia);
+          r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
+          r.set("ms_per_iteration", per_iter);
+          r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
+          r.set("gflops_per_iteration", flops / (per_iter * 1e6));
+          r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
+          r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
+          r.set("smem_row_stride_words", stride).set("model_conflict_ways", ways);
+          if (!exact) r.set("smem_centroid_row_stride_words", centroid_stride);
+          if (exact && peak_gflops > 0) {
+            r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
+            r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
+          }
+          if (!exact)
+            r.set("note_flops", "2 flops per point-centroid-dimension (the x.c multiply-add on tensor cores; 6 for tf32x3's three products); stride and conflict ways are those of the TF32 fragment loads");
+          if (peak_gbs > 0) r.set("dram_peak_gb_per_s", peak_gbs).set("point_read_fraction_of_dram_peak", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6) / peak_gbs);
+          if (exact) {
+            ref = std::move(res);
+            have_ref = true;
+          } else {
+            if (!have_ref) {
+              km::params q = p;
+              q.precision = km::distance_precision::fp32;
+              ref = km::fit(pts.data(), n, d, k, q);
+              have_ref = true;
+            }
+            // Same init, same --iters: whole-fit agreement (trajectories may drift apart on
+            // near-ties); and one assignment step from fp32's final centroids (the precision's
+            // own effect on labels).
+            const std::vector<std::int32_t> want = ref.labels.to_vector(), got = res.labels.to_vector();
+            km::predict(pts.data(), n, d, ref.centroids.data(), k, labels.data(), s.ex(), layout, p.precision);
+            const std::vector<std::int32_t> step = labels.to_vector();
+            std::size_t same_fit = 0, same_step = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+              same_fit += got[i] == want[i] ? 1 : 0;
+              same_step += step[i] == want[i] ? 1 : 0;
+            }
+            r.set("label_agreement_vs_fp32", static_cast<double>(same_fit) / static_cast<double>(n));
+            r.set("label_agreement_vs_fp32_one_step", static_cast<double>(same_step) / static_cast<double>(n));
+            r.set("fp32_iterations", ref.iterations).set("inertia_ratio_vs_fp32", res.inertia / ref.inertia);
+          }
+          r.set("repeats", repeats);
+          emit(r);
+          progress(strf("kmeans n=%llu d=%u k=%u %s %s: %.3f ms/iteration, kernel %.3f ms",
+                        static_cast<unsigned long long>(n), d, k, layout_name.c_str(), precision_name.c_str(), per_iter,
+                        kernel.median_ms));
         }
-        if (peak_gbs > 0) r.set("dram_peak_gb_per_s", peak_gbs).set("point_read_fraction_of_dram_peak", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6) / peak_gbs);
-        r.set("repeats", repeats);
-        emit(r);
-        progress(strf("kmeans n=%llu d=%u k=%u %s: %.3f ms/iteration, kernel %.3f ms", static_cast<unsigned long long>(n),
-                      d, k, layout_name.c_str(), per_iter, kernel.median_ms));
       }
     }
   }

@@ -168,6 +168,10 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"padded", "natural"}))
       ->capture_default_str();
+  kms->add_option("--precision", km.precisions, "fp32 (exact), tf32, tf32x3 (tensor cores); tf32 rows carry their label agreement with fp32")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fp32", "tf32", "tf32x3"}))
+      ->capture_default_str();
   kms->add_option("--init", km.init, "Initialisation")->check(CLI::IsMember({"random", "kmeans++", "kmeans||", "auto"}))->capture_default_str();
   kms->add_option("--input", km.input, "Comparison mode: raw float32 n x d file (needs exactly one --n and one --shapes)");
   kms->add_option("--init-file", km.init_file, "Comparison mode: raw float32 k x d initial centroids");

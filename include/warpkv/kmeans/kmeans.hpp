@@ -15,7 +15,14 @@
 //    This is the only mode: it costs little, so there is no faster non-deterministic one.
 //  - Empty clusters are re-seeded with the points farthest from their centroids (farthest
 //    first, ties to the lower index; one point per empty cluster), never left as NaN.
-//  - Distances are float32 and exact (no tf32); ties between centroids go to the lower index.
+//  - Distances are float32 and exact by default; ties between centroids go to the lower index.
+//    params.precision = tf32 (opt-in) picks each label by ||c||^2 - 2 x.c with x.c from TF32
+//    operands (tensor cores on sm_80+, an exact emulation of their operand rounding on the
+//    host): faster, and a point whose two nearest centroids are nearly equidistant may get
+//    the other one (agreement with fp32 measured in docs/design/kmeans.md); tf32x3 splits
+//    every operand into two TF32 parts for float32-class accuracy. Either way the inertia and
+//    distances reported are exact float32 distances to the chosen centroids, every run gives
+//    the same labels, and the initialisation (always fp32) is the same as with fp32.
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
 //    distances overflow float32, initial centroids of the wrong shape or not finite.
@@ -34,6 +41,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/kmeans/detail/layout.hpp"
 #include "warpkv/kmeans/detail/steps.hpp"
+#include "warpkv/kmeans/detail/tf32.hpp"
 
 namespace warpkv::kmeans {
 
@@ -54,6 +62,7 @@ struct params {
   unsigned parallel_rounds = 5;  ///< k-means|| rounds
   double oversampling = 2.0;     ///< k-means|| draws about oversampling x k points per round
   smem_layout layout = smem_layout::padded_odd;  ///< natural: the bank-conflicting layout, for benchmarks
+  distance_precision precision = distance_precision::fp32;  ///< tf32 / tf32x3: tensor-core distances (opt-in)
   execution exec = execution::automatic();
 };
 
@@ -88,9 +97,23 @@ inline void check_shape(std::size_t n, std::size_t d, std::size_t k) {
   require(k <= n, "k", "more clusters than points");
 }
 
+inline void check_precision(distance_precision prec, const char* name) {
+  require(prec == distance_precision::fp32 || prec == distance_precision::tf32 || prec == distance_precision::tf32x3,
+          name, "must be fp32, tf32 or tf32x3 (got " + std::to_string(static_cast<unsigned>(prec)) + ")");
+}
+
+/// tf32 paths: the centre of the current centroids (host copy `centroids`) into `centre`
+/// (execution memory; `host` stays alive until the stream has copied it).
+inline void set_centre(const execution& ex, const float* centroids, std::size_t k, std::size_t d,
+                       std::vector<float>& host, float* centre) {
+  host = warpkv::detail::centroid_mean(centroids, k, d);
+  warpkv::detail::from_host(ex, centre, host.data(), d);
+}
+
 inline void check_params(const params& p, std::size_t d, std::size_t k) {
   require(p.max_iter > 0, "params.max_iter", "must be at least 1");
   require(p.tol >= 0 && p.tol == p.tol, "params.tol", "must be >= 0");
+  check_precision(p.precision, "params.precision");
   if (p.init == init_method::user)
     require(p.initial_centroids.size() == k * d, "params.initial_centroids",
             "must hold k x d = " + std::to_string(k * d) + " values, holds " +
@@ -171,6 +194,10 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.inertia = acc.data() + k * d + k;
   a.sum_scale = scales.sum_scale;
   a.dist_scale = scales.dist_scale;
+  const bool tf32 = p.precision != distance_precision::fp32;
+  buffer<float> centre(tf32 ? d : 0, ex);
+  std::vector<float> host_centre;
+  a.centre = centre.data();
 
   std::vector<float> old(k * d), next(k * d);
   std::vector<std::uint64_t> host_acc(k * d + k + 1);
@@ -178,8 +205,9 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   wd::to_host(ex, old.data(), r.centroids.data(), k * d);
   for (unsigned it = 1; it <= p.max_iter; ++it) {
     wd::fill_zero(ex, acc.data(), acc.size());
-    wd::assign(ex, p.layout, a);
-    wd::to_host(ex, host_acc.data(), acc.data(), acc.size());
+    if (tf32) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+    wd::assign(ex, p.layout, a, p.precision);
+    wd::to_host(ex, host_acc.data(), acc.data(), acc.size());  // (also: host_centre copied)
     r.inertia_history.push_back(wd::from_fixed(host_acc[k * d + k], scales.dist_scale));
     std::vector<std::size_t> empty;
     for (std::size_t c = 0; c < k; ++c) {
@@ -225,7 +253,8 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.sums = nullptr;
   a.counts = nullptr;
   a.dist_mode = wd::dist_output::none;
-  wd::assign(ex, p.layout, a);
+  if (tf32) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+  wd::assign(ex, p.layout, a, p.precision);
   std::uint64_t inertia_bits = 0;
   wd::to_host(ex, &inertia_bits, a.inertia, 1);  // also waits for the centroid upload (`old` alive)
   r.inertia = wd::from_fixed(inertia_bits, scales.dist_scale);
@@ -251,14 +280,18 @@ inline host_result fit(std::span<const float> points, std::size_t n, std::size_t
 }
 
 /// Nearest centroid (lowest index on ties) of each of n points; all pointers in execution
-/// memory. Stream-ordered: labels are complete once ex's stream reaches this point.
+/// memory. Stream-ordered: labels are complete once ex's stream reaches this point. With
+/// tf32 / tf32x3 it reads the centroids back to centre them (a synchronisation) and gives the
+/// labels fit() with the same precision gives for the same centroids.
 inline void predict(const float* points, std::size_t n, std::size_t d, const float* centroids, std::size_t k,
                     std::int32_t* labels, const execution& ex = execution::automatic(),
-                    smem_layout layout = smem_layout::padded_odd) {
+                    smem_layout layout = smem_layout::padded_odd,
+                    distance_precision precision = distance_precision::fp32) {
   require(n < (std::size_t{1} << 31), "n", "at most 2^31 - 1 points (labels are int32)");
   require(d > 0, "d", "points need at least one dimension");
   require(k > 0, "k", "needs at least one centroid");
   require(k < (std::size_t{1} << 31), "k", "at most 2^31 - 1 centroids");
+  impl::check_precision(precision, "precision");
   if (n == 0) return;
   require(points != nullptr, "points", "null pointer");
   require(centroids != nullptr, "centroids", "null pointer");
@@ -272,13 +305,24 @@ inline void predict(const float* points, std::size_t n, std::size_t d, const flo
   a.centroids = centroids;
   a.k = static_cast<unsigned>(k);
   a.labels = labels;
-  warpkv::detail::assign(ex, layout, a);
+  if (precision == distance_precision::fp32) {
+    warpkv::detail::assign(ex, layout, a);
+    return;
+  }
+  std::vector<float> host_centroids(k * d), host_centre;
+  warpkv::detail::to_host(ex, host_centroids.data(), centroids, k * d);
+  buffer<float> centre(d, ex);
+  impl::set_centre(ex, host_centroids.data(), k, d, host_centre, centre.data());
+  a.centre = centre.data();
+  warpkv::detail::assign(ex, layout, a, precision);
+  synchronize(ex);  // `host_centre` and `centre` die here
 }
 
 /// predict() on host ranges.
 inline std::vector<std::int32_t> predict(std::span<const float> points, std::size_t n, std::size_t d,
                                          std::span<const float> centroids, std::size_t k,
-                                         const execution& ex = execution::automatic()) {
+                                         const execution& ex = execution::automatic(),
+                                         distance_precision precision = distance_precision::fp32) {
   require(points.size() == n * d, "points", "must hold n x d values");
   require(centroids.size() == k * d, "centroids", "must hold k x d values");
   std::vector<std::int32_t> out(n);
@@ -286,7 +330,7 @@ inline std::vector<std::int32_t> predict(std::span<const float> points, std::siz
   buffer<float> p = buffer<float>::from_host(points, ex);
   buffer<float> c = buffer<float>::from_host(centroids, ex);
   buffer<std::int32_t> l(n, ex);
-  predict(p.data(), n, d, c.data(), k, l.data(), ex);
+  predict(p.data(), n, d, c.data(), k, l.data(), ex, smem_layout::padded_odd, precision);
   l.copy_to_host(out.data(), n);
   return out;
 }

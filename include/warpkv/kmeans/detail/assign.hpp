@@ -16,7 +16,7 @@
 // are the same on every backend; ties go to the lower centroid index.
 // Accumulation: each term rounded to fixed point (fixed_point.hpp) and added with integer
 // atomics, per block in shared memory when k x d is small (flushed once per block), else
-// straight to global memory.
+// straight to global memory (block_accumulators, shared with the TF32 body in assign_mma.hpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +63,83 @@ struct assign_args {
   std::uint64_t* inertia = nullptr;  ///< 1, fixed point (distance * dist_scale), optional
   double sum_scale = 1;
   double dist_scale = 1;
+  const float* centre = nullptr;  ///< d, tf32 paths only (assign_mma.hpp): coordinates are taken relative to it
+};
+
+/// The per-cluster sums, counts and inertia of the assignment step, shared by both assignment
+/// bodies: a copy per block in shared memory when k x d is small (zeroed in start(), flushed
+/// once per block in finish()), else atomics straight to global memory.
+struct block_accumulators {
+  static constexpr std::size_t max_bytes = 48 * 1024;
+  bool enabled = false;
+  std::size_t offset = 0;  ///< byte offset of the shared copy in the block's shared memory
+
+  static block_accumulators plan(const assign_args& a, std::size_t offset_bytes) {
+    block_accumulators acc;
+    acc.offset = (offset_bytes + 15) / 16 * 16;
+    acc.enabled = (a.sums != nullptr || a.counts != nullptr || a.inertia != nullptr) &&
+                  words(a) * sizeof(std::uint64_t) <= max_bytes;
+    return acc;
+  }
+  WARPKV_HD static std::size_t words(const assign_args& a) { return std::size_t{a.k} * a.d + a.k + 1; }
+  [[nodiscard]] std::size_t end_bytes(const assign_args& a) const {
+    return offset + (enabled ? words(a) * sizeof(std::uint64_t) : 0);
+  }
+  template <class Block>
+  WARPKV_HD std::uint64_t* shared(const Block& b) const {
+    return enabled ? reinterpret_cast<std::uint64_t*>(b.smem() + offset) : nullptr;
+  }
+
+  template <class Block>
+  WARPKV_HD void start(Block& b, const assign_args& a, unsigned threads) const {
+    if (!enabled) return;
+    std::uint64_t* acc = shared(b);
+    const std::size_t n = words(a);
+    b.for_each_thread([&](unsigned t, auto&) {
+      for (std::size_t e = t; e < n; e += threads) acc[e] = 0;
+    });
+    b.sync();
+  }
+
+  template <class Block>
+  WARPKV_HD void finish(Block& b, const assign_args& a, unsigned threads) const {
+    if (!enabled) return;
+    b.sync();
+    const std::uint64_t* acc = shared(b);
+    const std::size_t kd = std::size_t{a.k} * a.d, n = words(a);
+    b.for_each_thread([&](unsigned t, auto&) {
+      for (std::size_t e = t; e < n; e += threads) {
+        const std::uint64_t v = acc[e];
+        if (v == 0) continue;
+        if (e < kd) {
+          if (a.sums != nullptr) add_fixed(a.sums + e, v);
+        } else if (e < kd + a.k) {
+          if (a.counts != nullptr) add_fixed(a.counts + (e - kd), v);
+        } else if (a.inertia != nullptr) {
+          add_fixed(a.inertia, v);
+        }
+      }
+    });
+  }
+
+  /// Point i's results: label, distance, and its share of the counts, inertia and sums
+  /// (`acc` = shared(b); x_at(j) = coordinate j of the point).
+  template <class X>
+  WARPKV_HD static void record(const assign_args& a, std::uint64_t* acc, std::size_t i, std::int32_t label, float best,
+                               X&& x_at) {
+    const std::size_t kd = std::size_t{a.k} * a.d;
+    if (a.labels != nullptr) a.labels[i] = label;
+    if (a.dist_mode == dist_output::write) a.dist[i] = best;
+    if (a.dist_mode == dist_output::min && best < a.dist[i]) a.dist[i] = best;
+    const std::size_t c = static_cast<std::size_t>(label);
+    if (a.counts != nullptr) add_fixed(acc != nullptr ? acc + kd + c : a.counts + c, 1);
+    if (a.inertia != nullptr)
+      add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, to_fixed(static_cast<double>(best) * a.dist_scale));
+    if (a.sums != nullptr) {
+      std::uint64_t* row_sum = (acc != nullptr ? acc : a.sums) + c * a.d;
+      for (unsigned j = 0; j < a.d; ++j) add_fixed(row_sum + j, to_fixed(static_cast<double>(x_at(j)) * a.sum_scale));
+    }
+  }
 };
 
 template <smem_layout L>
@@ -71,7 +148,6 @@ struct assign_body {
   static constexpr unsigned reg_tile = 32;          ///< centroids whose distances a thread keeps in registers
   static constexpr unsigned max_chunk = 64;         ///< dimensions staged at once
   static constexpr unsigned staged_centroids = 128;  ///< centroids staged at once when d <= max_chunk
-  static constexpr std::size_t max_shared_accum_bytes = 48 * 1024;
 
   struct thread_state {
     float acc[reg_tile];
@@ -86,8 +162,7 @@ struct assign_body {
   unsigned stride = 0;   ///< words per point row in shared memory (from cwidth and the layout)
   unsigned cstride = 0;  ///< words per centroid row in shared memory (= cwidth: 16-byte rows)
   unsigned staged = 0;   ///< centroid rows in shared memory
-  bool shared_accum = false;
-  std::size_t accum_offset = 0;  ///< byte offset of the shared accumulators
+  block_accumulators accum;
 
   static assign_body make(const assign_args& args) {
     assign_body b;
@@ -100,52 +175,19 @@ struct assign_body {
     b.staged = b.nchunks == 1 ? staged_centroids : reg_tile;
     // 128 * stride floats = a multiple of 16 bytes: the centroid rows start 16-byte aligned.
     const std::size_t floats = std::size_t{block_threads} * b.stride + std::size_t{b.staged} * b.cstride;
-    b.accum_offset = (floats * sizeof(float) + 15) / 16 * 16;
-    b.shared_accum = (args.sums != nullptr || args.counts != nullptr || args.inertia != nullptr) &&
-                     b.accum_words() * sizeof(std::uint64_t) <= max_shared_accum_bytes;
+    b.accum = block_accumulators::plan(args, floats * sizeof(float));
     return b;
   }
-  [[nodiscard]] WARPKV_HD std::size_t accum_words() const { return std::size_t{a.k} * a.d + a.k + 1; }
-  [[nodiscard]] std::size_t smem_bytes() const {
-    return accum_offset + (shared_accum ? accum_words() * sizeof(std::uint64_t) : 0);
-  }
+  [[nodiscard]] std::size_t smem_bytes() const { return accum.end_bytes(a); }
   [[nodiscard]] std::size_t num_tiles() const { return (a.n + block_threads - 1) / block_threads; }
 
   template <class Block>
-  WARPKV_HD std::uint64_t* accum(const Block& b) const {
-    return reinterpret_cast<std::uint64_t*>(b.smem() + accum_offset);
-  }
-
-  template <class Block>
   WARPKV_HD void start(Block& b) const {
-    if (!shared_accum) return;
-    std::uint64_t* acc = accum(b);
-    const std::size_t words = accum_words();
-    b.for_each_thread([&](unsigned t, thread_state&) {
-      for (std::size_t e = t; e < words; e += block_threads) acc[e] = 0;
-    });
-    b.sync();
+    accum.start(b, a, block_threads);
   }
-
   template <class Block>
   WARPKV_HD void finish(Block& b) const {
-    if (!shared_accum) return;
-    b.sync();
-    const std::uint64_t* acc = accum(b);
-    const std::size_t kd = std::size_t{a.k} * a.d, words = accum_words();
-    b.for_each_thread([&](unsigned t, thread_state&) {
-      for (std::size_t e = t; e < words; e += block_threads) {
-        const std::uint64_t v = acc[e];
-        if (v == 0) continue;
-        if (e < kd) {
-          if (a.sums != nullptr) add_fixed(a.sums + e, v);
-        } else if (e < kd + a.k) {
-          if (a.counts != nullptr) add_fixed(a.counts + (e - kd), v);
-        } else if (a.inertia != nullptr) {
-          add_fixed(a.inertia, v);
-        }
-      }
-    });
+    accum.finish(b, a, block_threads);
   }
 
   /// Stages columns [col0, col0 + width) of points [first, first + 128) (zeros past n).
@@ -249,25 +291,13 @@ WARPKV_KMEANS_UNROLL
 
   template <class Block>
   WARPKV_HD void emit(Block& b, const float* sx, std::size_t first) const {
-    std::uint64_t* acc = shared_accum ? accum(b) : nullptr;
-    const std::size_t kd = std::size_t{a.k} * a.d;
+    std::uint64_t* acc = accum.shared(b);
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
       if (i >= a.n) return;
-      if (a.labels != nullptr) a.labels[i] = s.label;
-      if (a.dist_mode == dist_output::write) a.dist[i] = s.best;
-      if (a.dist_mode == dist_output::min && s.best < a.dist[i]) a.dist[i] = s.best;
-      const std::size_t label = static_cast<std::size_t>(s.label);
-      if (a.counts != nullptr) add_fixed(acc != nullptr ? acc + kd + label : a.counts + label, 1);
-      if (a.inertia != nullptr)
-        add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, to_fixed(static_cast<double>(s.best) * a.dist_scale));
-      if (a.sums != nullptr) {
-        std::uint64_t* row_sum = (acc != nullptr ? acc : a.sums) + label * a.d;
-        for (unsigned j = 0; j < a.d; ++j) {
-          const float x = nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j];
-          add_fixed(row_sum + j, to_fixed(static_cast<double>(x) * a.sum_scale));
-        }
-      }
+      block_accumulators::record(a, acc, i, s.label, s.best, [&](unsigned j) {
+        return nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j];
+      });
     });
   }
 };

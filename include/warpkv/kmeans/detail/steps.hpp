@@ -18,6 +18,7 @@
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/kmeans/detail/assign.hpp"
+#include "warpkv/kmeans/detail/assign_mma.hpp"
 #include "warpkv/kmeans/detail/memory.hpp"
 #include "warpkv/kmeans/detail/passes.hpp"
 #include "warpkv/kmeans/detail/random.hpp"
@@ -78,16 +79,42 @@ inline data_scales measure(const execution& ex, const float* points, std::size_t
   return s;
 }
 
-/// The assignment step with the shared-memory layout chosen at run time among the compiled ones.
-inline void assign(const execution& ex, smem_layout layout, const assign_args& a) {
-  if (a.n == 0) return;
-  if (layout == smem_layout::natural) {
-    const auto body = assign_body<smem_layout::natural>::make(a);
-    launch_blocks(ex, body.num_tiles(), body.smem_bytes(), body);
-  } else {
-    const auto body = assign_body<smem_layout::padded_odd>::make(a);
-    launch_blocks(ex, body.num_tiles(), body.smem_bytes(), body);
+template <class Body>
+void launch_assign(const execution& ex, const assign_args& a) {
+  const auto body = Body::make(a);
+  launch_blocks(ex, body.num_tiles(), body.smem_bytes(), body);
+}
+
+template <smem_layout L>
+void assign_with_layout(const execution& ex, const assign_args& a, kmeans::distance_precision precision) {
+  switch (precision) {
+    case kmeans::distance_precision::tf32:
+      return launch_assign<assign_mma_body<L, kmeans::distance_precision::tf32>>(ex, a);
+    case kmeans::distance_precision::tf32x3:
+      return launch_assign<assign_mma_body<L, kmeans::distance_precision::tf32x3>>(ex, a);
+    default:
+      return launch_assign<assign_body<L>>(ex, a);
   }
+}
+
+/// The assignment step with the shared-memory layout and the distance precision chosen at run
+/// time among the compiled ones (tf32 paths need a.centre).
+inline void assign(const execution& ex, smem_layout layout, const assign_args& a,
+                   kmeans::distance_precision precision = kmeans::distance_precision::fp32) {
+  if (a.n == 0) return;
+  if (layout == smem_layout::natural) assign_with_layout<smem_layout::natural>(ex, a, precision);
+  else assign_with_layout<smem_layout::padded_odd>(ex, a, precision);
+}
+
+/// The point the tf32 paths measure coordinates from: the mean of the k x d centroids (host
+/// memory), in double, rounded to float. fit() and predict() use the same one, so they agree.
+inline std::vector<float> centroid_mean(const float* centroids, std::size_t k, std::size_t d) {
+  std::vector<double> sum(d, 0.0);
+  for (std::size_t c = 0; c < k; ++c)
+    for (std::size_t j = 0; j < d; ++j) sum[j] += centroids[c * d + j];
+  std::vector<float> out(d);
+  for (std::size_t j = 0; j < d; ++j) out[j] = static_cast<float>(sum[j] / static_cast<double>(k));
+  return out;
 }
 
 /// Rows `rows` of `points` into `out` (rows.size() x d, execution memory).
