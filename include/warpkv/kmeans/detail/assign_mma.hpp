@@ -183,20 +183,15 @@ struct assign_mma_body {
         for (unsigned mi = 0; mi < 2; ++mi) {
           WARPKV_KMEANS_UNROLL
           for (unsigned r = 0; r < 4; ++r) {  // a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4)
-            const float v = rows[(mi * 16u + (r % 2) * 8u) * ldx + k0 + (r / 2) * 4u] - mu[r / 2];
-            const float big = to_tf32(v);
-            big_a[mi][r] = __float_as_uint(big);
-            if constexpr (split3) small_a[mi][r] = __float_as_uint(to_tf32(v - big));
+            split_operand<split3>(rows[(mi * 16u + (r % 2) * 8u) * ldx + k0 + (r / 2) * 4u] - mu[r / 2], big_a[mi][r],
+                                  small_a[mi][r]);
           }
         }
         WARPKV_KMEANS_UNROLL
         for (unsigned ni = 0; ni < 8; ++ni) {
           WARPKV_KMEANS_UNROLL
           for (unsigned r = 0; r < 2; ++r) {  // b0 (k = q, n = g), b1 (k = q + 4, n = g)
-            const float v = cols[ni * 8u * ldm + k0 + r * 4u];
-            const float big = to_tf32(v);
-            big_b[ni][r] = __float_as_uint(big);
-            if constexpr (split3) small_b[ni][r] = __float_as_uint(to_tf32(v - big));
+            split_operand<split3>(cols[ni * 8u * ldm + k0 + r * 4u], big_b[ni][r], small_b[ni][r]);
           }
         }
         WARPKV_KMEANS_UNROLL

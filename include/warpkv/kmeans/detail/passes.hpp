@@ -12,6 +12,7 @@
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/key_value.hpp"
 #include "warpkv/kmeans/detail/fixed_point.hpp"
 #include "warpkv/kmeans/detail/random.hpp"
 
@@ -31,13 +32,7 @@ WARPKV_HD inline bool finite_float(float v) {
 }
 
 WARPKV_HD inline std::uint32_t abs_bits(float v) {
-  std::uint32_t bits = 0;
-#if WARPKV_DEVICE_PASS
-  bits = __float_as_uint(v);
-#else
-  __builtin_memcpy(&bits, &v, sizeof(v));
-#endif
-  return bits & 0x7fffffffu;  // non-negative floats order like their bit patterns
+  return to_bits(v) & 0x7fffffffu;  // non-negative floats order like their bit patterns
 }
 
 /// Largest |x| (as float bits) and a non-finite flag over n x d values.

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/key_value.hpp"
 
 #if WARPKV_HAS_CUDA
 #include <mma.h>
@@ -39,20 +40,9 @@ namespace warpkv::detail {
 
 /// float32 -> TF32 (as a float with the low 13 bits zero), round to nearest, ties away from zero.
 WARPKV_HD WARPKV_FORCEINLINE float round_tf32(float v) {
-  std::uint32_t bits = 0;
-#if WARPKV_DEVICE_PASS
-  bits = __float_as_uint(v);
-#else
-  __builtin_memcpy(&bits, &v, sizeof(v));
-#endif
+  std::uint32_t bits = to_bits(v);
   if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x1000u) & 0xffffe000u;  // NaN / inf unchanged
-#if WARPKV_DEVICE_PASS
-  return __uint_as_float(bits);
-#else
-  float out = 0;
-  __builtin_memcpy(&out, &bits, sizeof(out));
-  return out;
-#endif
+  return from_bits<float>(bits);
 }
 
 /// round_tf32, with the conversion instruction where the GPU has one (same result).
@@ -62,6 +52,15 @@ WARPKV_HD WARPKV_FORCEINLINE float to_tf32(float v) {
 #else
   return round_tf32(v);
 #endif
+}
+
+/// An operand of a TF32 product as the mma instruction takes it (a float's bits): its TF32 part
+/// and, for the 3xTF32 split, the TF32 part of what that leaves (`small` untouched otherwise).
+template <bool Split3>
+WARPKV_HD WARPKV_FORCEINLINE void split_operand(float v, std::uint32_t& big, std::uint32_t& small) {
+  const float b = to_tf32(v);
+  big = to_bits(b);
+  if constexpr (Split3) small = to_bits(to_tf32(v - b));
 }
 
 }  // namespace warpkv::detail
