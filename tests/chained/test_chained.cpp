@@ -14,6 +14,7 @@
 
 #include "../common/hot_keys.hpp"
 #include "../common/map_suite.hpp"
+#include "../common/ref_checks.hpp"
 #include "warpkv/chained/chained_map.hpp"
 #include "warpkv/core/batch.hpp"
 
@@ -51,11 +52,7 @@ TYPED_TEST_SUITE(ChainedLists, Both);
 /// Keys that all hash to bucket `b` of this map's current table.
 template <class Map>
 std::vector<std::uint32_t> keys_in_bucket(const Map& m, std::size_t b, std::size_t count) {
-  std::vector<std::uint32_t> out;
-  const auto r = m.ref();
-  for (std::uint32_t k = 1; out.size() < count; ++k)
-    if (r.bucket(k) == b) out.push_back(k);
-  return out;
+  return keys_where([r = m.ref(), b](std::uint32_t k) { return r.bucket(k) == b; }, count);
 }
 
 // One bucket holds a list of a few hundred keys; batches insert, erase and find them all at once,
@@ -133,23 +130,11 @@ TEST(ChainedPool, RefReportsFullWhenThePoolIsUsedUp) {
   const std::size_t n = 100;
   std::vector<std::uint32_t> keys(n);
   for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<std::uint32_t>(i + 1);
-  auto k = buffer<std::uint32_t>::from_host(keys, ex);
-  buffer<status> st(n, ex);
-  const auto summary = launch_batch<pool32::tile_size>(
-      ex, n, detail::insert_op<pool32::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
-      st.data());
+  const auto [summary, statuses] = insert_through_ref(map, keys, ex);
   EXPECT_EQ(summary[status::inserted], 64u);
   EXPECT_EQ(summary[status::full], n - 64);
   EXPECT_EQ(map.pool_used(), 64u);
-  std::vector<std::uint32_t> out;
-  const auto fs = map.find(keys, out);
-  const auto sv = st.to_vector();
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(fs[i], sv[i] == status::inserted ? status::found : status::not_found);
-    if (fs[i] == status::found) {
-      ASSERT_EQ(out[i], keys[i]);
-    }
-  }
+  expect_found_exactly_inserted(map, keys, statuses);
   // Through the bulk API the same inserts all succeed: the map rebuilds into a bigger pool.
   pool32 bulk(64, {}, ex);
   for (auto s : bulk.insert(keys, keys)) ASSERT_EQ(s, status::inserted);

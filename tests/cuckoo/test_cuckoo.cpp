@@ -12,6 +12,7 @@
 
 #include "../common/hot_keys.hpp"
 #include "../common/map_suite.hpp"
+#include "../common/ref_checks.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/cuckoo/cuckoo_map.hpp"
 
@@ -111,23 +112,11 @@ TEST(CuckooRef, ReportsFullWhenChainsFail) {
   ASSERT_EQ(map.capacity(), 64u);
   const std::size_t n = 100;
   const auto keys = iota_keys<std::uint32_t>(n);
-  auto k = buffer<std::uint32_t>::from_host(keys, ex);
-  buffer<status> st(n, ex);
-  const auto summary = launch_batch<cuckoo32::tile_size>(
-      ex, n, detail::insert_op<cuckoo32::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
-      st.data());
+  const auto [summary, statuses] = insert_through_ref(map, keys, ex);
   EXPECT_LE(summary[status::inserted], 64u);
   EXPECT_GE(summary[status::inserted], 40u) << "evictions should fill most of a tiny table";
   EXPECT_EQ(summary[status::inserted] + summary[status::full], n);
-  std::vector<std::uint32_t> out;
-  const auto fs = map.find(keys, out);
-  const auto sv = st.to_vector();
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(fs[i], sv[i] == status::inserted ? status::found : status::not_found);
-    if (fs[i] == status::found) {
-      ASSERT_EQ(out[i], keys[i]);
-    }
-  }
+  expect_found_exactly_inserted(map, keys, statuses);
   // The bulk API turns full into growth and keeps every key.
   cuckoo32 grown(64, cfg, ex);
   for (auto s : grown.insert(keys, keys)) ASSERT_EQ(s, status::inserted);

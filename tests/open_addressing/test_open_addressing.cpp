@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../common/map_suite.hpp"
+#include "../common/ref_checks.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/open_addressing/linear_map.hpp"
 #include "warpkv/open_addressing/quadratic_map.hpp"
@@ -41,11 +42,7 @@ std::vector<std::uint32_t> iota_keys(std::size_t n, std::size_t from = 1) {
 // Keys whose home window starts at slot `first_slot` in this map's current table.
 template <class Map>
 std::vector<std::uint32_t> keys_homed_at(const Map& m, std::size_t first_slot, std::size_t count) {
-  std::vector<std::uint32_t> out;
-  const auto r = m.ref();
-  for (std::uint32_t k = 1; out.size() < count; ++k)
-    if (r.home(k) == first_slot) out.push_back(k);
-  return out;
+  return keys_where([r = m.ref(), first_slot](std::uint32_t k) { return r.home(k) == first_slot; }, count);
 }
 
 open_addressing_config full_table_config() {
@@ -111,23 +108,11 @@ TYPED_TEST(OpenAddressingMap, RefReportsFullWhenProbeSequenceIsExhausted) {
   TypeParam map(64, full_table_config(), ex);
   const std::size_t n = 100;
   const auto keys = iota_keys(n);
-  auto k = buffer<std::uint32_t>::from_host(keys, ex);
-  buffer<status> st(n, ex);
-  const auto summary = launch_batch<TypeParam::tile_size>(
-      ex, n, detail::insert_op<typename TypeParam::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
-      st.data());
+  const auto [summary, statuses] = insert_through_ref(map, keys, ex);
   EXPECT_EQ(summary[status::inserted], 64u);
   EXPECT_EQ(summary[status::full], n - 64);
   // Exactly the keys reported inserted are there (size() counts bulk calls only, so no validate()).
-  std::vector<std::uint32_t> out;
-  const auto fs = map.find(keys, out);
-  const auto sv = st.to_vector();
-  for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(fs[i], sv[i] == status::inserted ? status::found : status::not_found);
-    if (fs[i] == status::found) {
-      ASSERT_EQ(out[i], keys[i]);
-    }
-  }
+  expect_found_exactly_inserted(map, keys, statuses);
 }
 
 // Homes in the last window: probing runs past the end of the table and continues at slot 0.

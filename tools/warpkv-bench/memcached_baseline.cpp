@@ -43,6 +43,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "warpkv/core/hash.hpp"
+
 extern char** environ;
 
 namespace warpkv_bench {
@@ -51,21 +53,13 @@ namespace {
 using u64 = std::uint64_t;
 using clock_type = std::chrono::steady_clock;
 
-u64 mix64(u64 x) {  // a 64-bit finalizer: the value bytes are a function of (record, tag)
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
 
-/// value = [record (8 bytes)][tag (8 bytes)][bytes of mix64(record, tag, i)...]
+/// value = [record (8 bytes)][tag (8 bytes)][bytes of fmix64(record, tag, i)...]
 void fill_value(u64 record, u64 tag, char* v, std::size_t n) {
   std::memset(v, 0, n);
   std::memcpy(v, &record, std::min<std::size_t>(8, n));
   if (n > 8) std::memcpy(v + 8, &tag, std::min<std::size_t>(8, n - 8));
-  for (std::size_t i = 16; i < n; ++i) v[i] = static_cast<char>(mix64(record * 0x9e3779b97f4a7c15ull + tag + i) & 0xff);
+  for (std::size_t i = 16; i < n; ++i) v[i] = static_cast<char>(warpkv::fmix64(record * 0x9e3779b97f4a7c15ull + tag + i) & 0xff);
 }
 
 /// Empty when the value is record's, with consistent bytes; else what is wrong.
@@ -77,7 +71,7 @@ std::string check_value(u64 record, const char* v, std::size_t n, std::size_t wa
   std::memcpy(&tag, v + 8, 8);
   if (r != record) return "value of record " + std::to_string(r) + " under the key of record " + std::to_string(record);
   for (std::size_t i = 16; i < n; ++i)
-    if (v[i] != static_cast<char>(mix64(record * 0x9e3779b97f4a7c15ull + tag + i) & 0xff))
+    if (v[i] != static_cast<char>(warpkv::fmix64(record * 0x9e3779b97f4a7c15ull + tag + i) & 0xff))
       return "torn value of record " + std::to_string(record) + " at byte " + std::to_string(i);
   return {};
 }
