@@ -277,12 +277,7 @@ TYPED_TEST(OpenAddressingMap, ProbeLimitBoundsEveryKey) {
   cfg.max_probe = 8;
   TypeParam map(1000, cfg, ex);
   const auto keys = keys_homed_at(map, 16, 60);
-  auto k = buffer<std::uint32_t>::from_host(keys, ex);
-  buffer<status> st(keys.size(), ex);
-  const auto summary = launch_batch<TypeParam::tile_size>(
-      ex, keys.size(),
-      detail::insert_op<typename TypeParam::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
-      st.data());
+  const auto summary = insert_through_ref(map, keys, ex).first;
   EXPECT_EQ(summary[status::inserted], 8u);
   EXPECT_EQ(summary[status::full], keys.size() - 8);
   map.clear();
