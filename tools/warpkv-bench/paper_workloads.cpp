@@ -245,6 +245,11 @@ measured run_dynamic_map(session& ss, const dynamic_case& c, checker& check, con
   vout.copy_to_host(v.data(), n);
   const auto count = verify_mixed<K, V>(c.op_codes, c.keys, s, v, sum, check, name);
   const std::size_t expected = count[static_cast<int>(status::inserted)] - count[static_cast<int>(status::erased)];
+  // The structure's own check first (maps that have one): it names what is broken, where a
+  // count mismatch alone would not.
+  std::string structure;
+  if constexpr (requires { map->validate(); }) structure = map->validate();
+  check.expect(structure.empty(), strf("%s: validate(): %s", name.c_str(), structure.c_str()));
   const auto entries = map->retrieve_all();
   check.expect(map->size() == expected && entries.first.size() == expected && expected <= c.range,
                strf("%s: size() %zu, retrieve_all %zu, expected %zu", name.c_str(), map->size(), entries.first.size(),

@@ -165,6 +165,21 @@ std::size_t table_bytes(const warpkv::chained_map<K, V, A, T>& m) {
 
 // ---- static: bulk insert, then finds, at exact load factors --------------------------------
 
+/// `mix` (queries with a hit flag, in a random order) regrouped into runs of `run` queries that are
+/// all hits or all misses, hit runs and miss runs alternating while both last; the same queries.
+template <class K>
+std::vector<std::pair<K, std::uint8_t>> group_by_hit(const std::vector<std::pair<K, std::uint8_t>>& mix, std::size_t run) {
+  std::vector<std::pair<K, std::uint8_t>> hits, misses, out;
+  for (const auto& q : mix) (q.second != 0 ? hits : misses).push_back(q);
+  out.reserve(mix.size());
+  std::size_t h = 0, m = 0;
+  while (h < hits.size() || m < misses.size()) {
+    for (std::size_t i = 0; i < run && h < hits.size(); ++i) out.push_back(hits[h++]);
+    for (std::size_t i = 0; i < run && m < misses.size(); ++i) out.push_back(misses[m++]);
+  }
+  return out;
+}
+
 template <class map_t>
 bool run_static_config(session& ss, const static_options& so, std::uint64_t n_requested) {
   using K = typename map_t::key_type;
@@ -248,9 +263,9 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     ins_values.clear();
 
     // ---- find inputs: hits (shuffles of the held keys), misses (disjoint counters), 50/50
-    std::vector<buffer<K>> hit_keys, miss_keys, mixed_keys;
-    std::vector<K> hit_last, miss_last, mixed_last;
-    std::vector<std::uint8_t> mixed_is_hit;
+    std::vector<buffer<K>> hit_keys, miss_keys, mixed_keys, grouped_keys;
+    std::vector<K> hit_last, miss_last, mixed_last, grouped_last;
+    std::vector<std::uint8_t> mixed_is_hit, grouped_is_hit;
     for (int s = 0; s < sets; ++s) {
       std::vector<K> h = held;
       std::shuffle(h.begin(), h.end(), rng);
@@ -266,15 +281,24 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
       std::shuffle(mix.begin(), mix.end(), rng);
       std::vector<K> mk(n);
       for (std::uint64_t i = 0; i < n; ++i) mk[i] = mix[i].first;
+      // The same 50/50 queries grouped into runs of 32 that are all hits or all misses (alternating),
+      // so every warp is pure: tells whether a 50/50 find pays for hit/miss divergence in a warp.
+      const auto grouped = group_by_hit(mix, 32);
+      std::vector<K> gk(n);
+      for (std::uint64_t i = 0; i < n; ++i) gk[i] = grouped[i].first;
       hit_keys.push_back(upload(h, ex));
       miss_keys.push_back(upload(m, ex));
       mixed_keys.push_back(upload(mk, ex));
+      grouped_keys.push_back(upload(gk, ex));
       if (s == last % sets) {
         hit_last = std::move(h);
         miss_last = std::move(m);
         mixed_last = std::move(mk);
         mixed_is_hit.resize(n);
         for (std::uint64_t i = 0; i < n; ++i) mixed_is_hit[i] = mix[i].second;
+        grouped_last = std::move(gk);
+        grouped_is_hit.resize(n);
+        for (std::uint64_t i = 0; i < n; ++i) grouped_is_hit[i] = grouped[i].second;
       }
     }
     const auto no_setup = [](int) {};
@@ -307,6 +331,8 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     verify_find("find_miss", miss_last, [](std::uint64_t) { return false; });
     const auto mixed_ms = time_find(mixed_keys);
     verify_find("find_mixed", mixed_last, [&](std::uint64_t i) { return mixed_is_hit[i] != 0; });
+    const auto grouped_ms = time_find(grouped_keys);
+    verify_find("find_mixed_grouped", grouped_last, [&](std::uint64_t i) { return grouped_is_hit[i] != 0; });
     check.expect(map->size() == n, strf("%s: size() is %zu after the finds", cfg_name.c_str(), map->size()));
 
     // ---- records
@@ -339,6 +365,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     report("find_hit", hit_ms, ceiling_find_gops);
     report("find_miss", miss_ms, ceiling_find_gops);
     report("find_mixed", mixed_ms, ceiling_find_gops);
+    report("find_mixed_grouped", grouped_ms, ceiling_find_gops);
     progress(line + " " + ss.rate_unit() + (grew ? " [GREW]" : "") + (check.ok() ? " [ok]" : " [FAILED]"));
     all_ok = all_ok && check.ok();
   }

@@ -95,13 +95,14 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     return static_cast<std::size_t>(std::min<unsigned long long>(used, pool_.size()));
   }
 
-  /// Writes all live entries to keys_out/values_out (backend memory, room for size()); returns the count.
+  /// Writes all live entries to keys_out/values_out (backend memory, room for size()); returns the
+  /// count (more than size() only if the lists are broken: then only size() entries are written).
   std::size_t retrieve_all(Key* keys_out, Value* values_out) const {
     buffer<unsigned long long> count(1, this->ex_);
     const unsigned long long zero = 0;
     count.copy_from_host(&zero, 1);
     detail::for_each_index(this->ex_, this->capacity_,
-                           detail::collect_list_fn<node_type, Key, Value>{heads_.data(), keys_out, values_out, count.data()});
+                           detail::collect_list_fn<node_type, Key, Value>{heads_.data(), keys_out, values_out, count.data(), this->size_});
     unsigned long long n = 0;
     count.copy_to_host(&n, 1);
     return static_cast<std::size_t>(n);

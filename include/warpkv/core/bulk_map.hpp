@@ -171,6 +171,9 @@ class bulk_map_base {
     buffer<key_type> k(std::max<std::size_t>(size_, 1), ex_);
     buffer<mapped_type> v(std::max<std::size_t>(size_, 1), ex_);
     const std::size_t n = self().retrieve_all(k.data(), v.data());
+    if (n > size_)
+      throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " holds " + std::to_string(n) +
+                                      " live entries but size() is " + std::to_string(size_));
     std::vector<key_type> keys(n);
     std::vector<mapped_type> values(n);
     k.copy_to_host(keys.data(), n);

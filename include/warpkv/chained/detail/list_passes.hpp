@@ -12,18 +12,22 @@
 
 namespace warpkv::detail {
 
-/// Index b: appends the live (unmarked) entries of bucket b's list.
+/// Index b: appends the live (unmarked) entries of bucket b's list. Counts every live entry but
+/// writes only the first `room`: lists that hold more than the map's size (a bug) make the caller
+/// fail with the count instead of writing past its buffers.
 template <class Node, class Key, class Value>
 struct collect_list_fn {
   const std::uint64_t* heads;
   Key* keys_out;
   Value* values_out;
   unsigned long long* count;
+  std::size_t room;
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t b) const {
     for (Node* n = link::ptr<Node>(heads[b]); n != nullptr; n = link::ptr<Node>(n->next)) {
       if ((n->next & link::marked) != 0) continue;
       const auto at = atomic_ref<unsigned long long>(*count).fetch_add(1, memory_order::relaxed);
+      if (at >= room) continue;
       keys_out[at] = from_bits<Key>(n->key);
       values_out[at] = from_bits<Value>(n->value);
     }
