@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "warpkv/chained/chained_ref.hpp"
 #include "warpkv/chained/detail/list_passes.hpp"
@@ -119,13 +120,36 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
                            detail::check_list_fn<node_type>{heads_.data(), this->capacity_ - 1, this->seed_, c.data()});
     std::array<unsigned long long, 4> h{};
     c.copy_to_host(h.data(), h.size());
-    if (h[2] != 0) return "bucket " + std::to_string(h[3] - 1) + "'s list is broken (order, bucket, duplicate or busy bit)";
+    if (h[2] != 0) return "bucket " + std::to_string(h[3] - 1) + "'s list is broken (order, bucket, duplicate or busy bit): " +
+                          describe_list(h[3] - 1);
     if (h[0] != this->size_)
       return "lists hold " + std::to_string(h[0]) + " live keys but size() is " + std::to_string(this->size_);
     return {};
   }
 
  private:
+  /// Bucket b's first nodes as "key[m][b][?]" (m: marked, b: busy, ?: hashes elsewhere), for validate().
+  std::string describe_list(std::size_t b) const {
+    constexpr std::size_t room = 24;
+    buffer<std::uint64_t> out(3 * room, this->ex_);
+    buffer<unsigned long long> length(1, this->ex_);
+    detail::for_each_index(this->ex_, 1,
+                           detail::describe_list_fn<node_type>{heads_.data(), b, this->capacity_ - 1, this->seed_,
+                                                               out.data(), room, length.data()});
+    unsigned long long n = 0;
+    length.copy_to_host(&n, 1);
+    std::vector<std::uint64_t> h(3 * room);
+    out.copy_to_host(h.data(), h.size());
+    std::string s = std::to_string(n) + " nodes:";
+    for (std::size_t i = 0; i < std::min<std::size_t>(n, room); ++i) {
+      s += " " + std::to_string(h[3 * i]);
+      if ((h[3 * i + 1] & detail::link::marked) != 0) s += "m";
+      if ((h[3 * i + 1] & detail::link::busy) != 0) s += "b";
+      if (h[3 * i + 2] == 0) s += "?";
+    }
+    return s;
+  }
+
   // ---- hooks of bulk_map_base ------------------------------------------------------------
   /// clear(): every node goes (freed or back to the pool); the buckets stay.
   void reset_table(bool) {

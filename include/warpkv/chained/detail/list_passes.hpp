@@ -71,6 +71,31 @@ struct check_list_fn {
   }
 };
 
+/// Index 0: copies the first `room` nodes of bucket b's list as (key bits, link flags, whether the
+/// key hashes to b) triples into out, and the list's length into *length (validate()'s report of a
+/// broken list: what is broken, not only where).
+template <class Node>
+struct describe_list_fn {
+  const std::uint64_t* heads;
+  std::size_t b;
+  std::size_t mask;
+  std::uint64_t seed;
+  std::uint64_t* out;
+  std::size_t room;
+  unsigned long long* length;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t) const {
+    unsigned long long n = 0;
+    for (Node* node = link::ptr<Node>(heads[b]); node != nullptr && n < (1u << 20); node = link::ptr<Node>(node->next), ++n) {
+      if (n >= room) continue;
+      out[3 * n] = static_cast<std::uint64_t>(node->key);
+      out[3 * n + 1] = node->next & link::flags;
+      out[3 * n + 2] = (static_cast<std::size_t>(hash_bits(node->key, seed)) & mask) == b ? 1 : 0;
+    }
+    *length = n;
+  }
+};
+
 /// Device allocation: index b < buckets frees bucket b's list; index buckets + s frees retired
 /// stack s (nodes unlinked during batches). The sets are disjoint: a node is unlinked once.
 template <class Node>
