@@ -78,7 +78,9 @@ struct kmeans_options {
   std::vector<std::string> layouts{"padded"};                    ///< padded (conflict-free) and/or natural
   std::vector<std::string> precisions{"fp32"};                   ///< fp32, tf32, tf32x3 (distance precision)
   std::string init = "random";                                   ///< random | kmeans++ | kmeans|| | auto
-  // Comparison mode (tools/kmeans_compare.py): raw float32 files, one size.
+  std::vector<std::string> distances{"kernel"};  ///< kernel (the fused kernel, always run) and/or cublas
+  std::size_t cublas_chunk_rows = 0;             ///< points per cuBLAS chunk; 0: ~32 MiB of scores
+  // Comparison mode (bench/peers/kmeans_peers.py): raw float32 files, one size.
   std::string input;        ///< n x d float32, row-major
   std::string init_file;    ///< k x d float32 initial centroids (init = user)
   std::string labels_out;   ///< int32 labels written here

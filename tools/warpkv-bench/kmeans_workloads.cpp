@@ -17,7 +17,9 @@
 //                   conflict-free default, natural = the conflicting one) and distance precision
 //                   (fp32; tf32 / tf32x3 rows add their label agreement with the fp32 fit from the
 //                   same init and iterations, and after one step from fp32's centroids). With --input it
-//                   runs one fit on a file and writes labels/centroids (tools/kmeans_compare.py).
+//                   runs one fit per precision on a file and writes labels/centroids
+//                   (bench/peers/kmeans_peers.py). --distance cublas adds, per size and
+//                   precision, the assignment step through cuBLAS (kmeans_cublas.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "kmeans_bench.hpp"
 #include "session.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
@@ -288,6 +291,11 @@ std::vector<std::string> ordered_precisions(const std::vector<std::string>& give
   return out;
 }
 
+/// Comparison mode (bench/peers/kmeans_peers.py): one fit per --precision on the points of a
+/// file from the given initial centroids. ms per iteration as in the generated-data rows:
+/// (fit of --iters - fit of 1 iteration) / (iterations - 1), so the data scan, init gather and
+/// final assignment that every fit pays once are not counted; fit_ms_per_iteration keeps them.
+/// With more than one precision, the labels / centroids files get ".<precision>" appended.
 int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned d, unsigned k) {
   namespace km = warpkv::kmeans;
   const std::vector<float> host = read_raw<float>(o.input, n * d);
@@ -295,7 +303,6 @@ int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned
   km::params p;
   p.exec = s.ex();
   p.seed = s.options().seed;
-  p.max_iter = o.iters;
   p.tol = o.tol;
   p.init = parse_init(o.init);
   if (!o.init_file.empty()) {
@@ -303,47 +310,66 @@ int run_kmeans_file(session& s, const kmeans_options& o, std::size_t n, unsigned
     p.initial_centroids = read_raw<float>(o.init_file, std::size_t{k} * d);
   }
   const int repeats = s.repeats(3);
-  km::result last;
-  const auto samples = s.measure(repeats, [](int) {}, [&](int) { last = km::fit(pts.data(), n, d, k, p); });
-  const timing_stats t = summarize(samples);
-  if (!o.labels_out.empty()) write_raw(o.labels_out, last.labels.to_vector());
-  if (!o.centroids_out.empty()) write_raw(o.centroids_out, last.centroids.to_vector());
-  record r = s.base("kmeans-file");
-  r.set("n", n).set("d", d).set("k", k).set("iterations", last.iterations).set("converged", last.converged);
-  r.set("inertia", last.inertia).set("init", p.init == km::init_method::user ? "user" : o.init);
-  r.set("fit_median_ms", t.median_ms).set("fit_min_ms", t.min_ms).set("repeats", repeats);
-  r.set("ms_per_iteration", t.median_ms / last.iterations);
-  emit(r);
+  const std::vector<std::string> precisions = ordered_precisions(o.precisions);
+  for (const std::string& precision_name : precisions) {
+    p.precision = parse_precision(precision_name);
+    km::result last;
+    p.max_iter = 1;
+    const timing_stats one = summarize(s.measure(repeats, [](int) {}, [&](int) { last = km::fit(pts.data(), n, d, k, p); }));
+    p.max_iter = o.iters;
+    const timing_stats t = summarize(s.measure(repeats, [](int) {}, [&](int) { last = km::fit(pts.data(), n, d, k, p); }));
+    const std::string suffix = precisions.size() > 1 ? "." + precision_name : "";
+    if (!o.labels_out.empty()) write_raw(o.labels_out + suffix, last.labels.to_vector());
+    if (!o.centroids_out.empty()) write_raw(o.centroids_out + suffix, last.centroids.to_vector());
+    const unsigned its = last.iterations;
+    record r = s.base("kmeans-file");
+    r.set("n", n).set("d", d).set("k", k).set("precision", precision_name);
+    r.set("iterations", its).set("converged", last.converged);
+    r.set("inertia", last.inertia).set("init", p.init == km::init_method::user ? "user" : o.init);
+    r.set("fit_median_ms", t.median_ms).set("fit_min_ms", t.min_ms).set("fit_1iter_median_ms", one.median_ms);
+    r.set("repeats", repeats);
+    r.set("ms_per_iteration", its > 1 ? (t.median_ms - one.median_ms) / (its - 1) : t.median_ms);
+    r.set("fit_ms_per_iteration", t.median_ms / its);
+    emit(r);
+  }
   return 0;
 }
 
 }  // namespace
 
-/// The card's FP32 peak (GFLOP/s, an FMA = 2) and DRAM bandwidth (GB/s) from its attributes; 0 when unknown.
-std::pair<double, double> card_limits(const session& s) {
+card_peaks card_limits(const session& s) {
+  card_peaks p;
 #if WARPKV_HAS_CUDA
-  if (!s.cuda()) return {0, 0};
-  int dev = 0, sms = 0, khz = 0, mem_khz = 0, bus_bits = 0;
+  if (!s.cuda()) return p;
+  int dev = 0, sms = 0, khz = 0, mem_khz = 0, bus_bits = 0, major = 0, minor = 0;
   WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
   WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) != cudaSuccess) khz = 0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess) mem_khz = 0;
   if (cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) bus_bits = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) major = 0;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) minor = 0;
   (void)cudaGetLastError();
-  const double fp32 = static_cast<double>(sms) * 128 * 2 * khz * 1e-6;          // 128 FP32 lanes per SM (sm_80+)
-  const double dram = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;          // double data rate
-  return {fp32, dram};
+  const double sm_ghz = static_cast<double>(sms) * khz * 1e-6;
+  p.fp32_gflops = sm_ghz * 128 * 2;  // 128 FP32 lanes per SM (sm_80+), an FMA = 2 flops
+  // Dense TF32 tensor-core flops per SM per clock (A100 156, RTX 30/40 series, H100 SXM 495
+  // TFLOP/s at their boost clocks); other architectures: unknown, no ratio.
+  const int cc = major * 10 + minor;
+  const double tf32_per_sm_clock = cc == 80 ? 1024 : (cc == 86 || cc == 89) ? 256 : cc == 90 ? 2048 : 0;
+  p.tf32_gflops = sm_ghz * tf32_per_sm_clock;
+  p.dram_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) * 1e-9;  // double data rate
 #else
   (void)s;
-  return {0, 0};
 #endif
+  return p;
 }
 
 int run_kmeans(const common_options& co, const kmeans_options& o) {
   namespace km = warpkv::kmeans;
   session s(co);
   s.default_warmup(1, 0);
-  const auto [peak_gflops, peak_gbs] = card_limits(s);
+  const card_peaks peaks = card_limits(s);
+  bool labels_ok = true;  // the cublas rows' label checks
   std::vector<std::uint64_t> ns = o.n;
   if (ns.empty()) ns = s.cuda() ? std::vector<std::uint64_t>{1ull << 20, 1ull << 24} : std::vector<std::uint64_t>{1ull << 14};
   if (!o.input.empty()) {
@@ -432,7 +458,7 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
           }
           record r = s.base("kmeans");
           r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
-          r.set("precision", precision_name);
+          r.set("precision", precision_name).set("distance", "kernel");
           r.set("iterations", its).set("inertia", res.inertia);
           r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
           r.set("ms_per_iteration", per_iter);
@@ -442,13 +468,25 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
           r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
           r.set("smem_row_stride_words", stride).set("model_conflict_ways", ways);
           if (!exact) r.set("smem_centroid_row_stride_words", centroid_stride);
-          if (exact && peak_gflops > 0) {
-            r.set("fp32_peak_gflops", peak_gflops).set("assign_kernel_fraction_of_fp32_peak", flops / (kernel.median_ms * 1e6) / peak_gflops);
+          const double kernel_gflops = flops / (kernel.median_ms * 1e6);
+          if (exact && peaks.fp32_gflops > 0) {
+            r.set("fp32_peak_gflops", peaks.fp32_gflops).set("assign_kernel_fraction_of_fp32_peak", kernel_gflops / peaks.fp32_gflops);
+            r.set("fraction_of_fp32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.fp32_gflops);
             r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
           }
-          if (!exact)
+          if (!exact) {
             r.set("note_flops", "2 flops per point-centroid-dimension (the x.c multiply-add on tensor cores; 6 for tf32x3's three products); stride and conflict ways are those of the TF32 fragment loads");
-          if (peak_gbs > 0) r.set("dram_peak_gb_per_s", peak_gbs).set("point_read_fraction_of_dram_peak", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6) / peak_gbs);
+            if (peaks.tf32_gflops > 0) {
+              r.set("tf32_peak_gflops", peaks.tf32_gflops).set("assign_kernel_fraction_of_tf32_peak", kernel_gflops / peaks.tf32_gflops);
+              r.set("fraction_of_tf32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.tf32_gflops);
+              r.set("note_peak", "dense TF32 tensor-core peak at the clock attribute; mma.sync (this kernel) reaches about half of it on sm_90, only wgmma the rest");
+            }
+          }
+          if (peaks.dram_gbs > 0) {
+            const double point_gbs = static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6);
+            r.set("dram_peak_gb_per_s", peaks.dram_gbs).set("point_read_fraction_of_dram_peak", point_gbs / peaks.dram_gbs);
+            r.set("point_bytes_gb_per_s_per_iteration", static_cast<double>(n) * d * 4 / (per_iter * 1e6));
+          }
           if (exact) {
             ref = std::move(res);
             have_ref = true;
@@ -479,11 +517,29 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
           progress(strf("kmeans n=%llu d=%u k=%u %s %s: %.3f ms/iteration, kernel %.3f ms",
                         static_cast<unsigned long long>(n), d, k, layout_name.c_str(), precision_name.c_str(), per_iter,
                         kernel.median_ms));
+          // The cuBLAS assignment step on the same centroids (once per size and precision: it
+          // has no layout; the fused kernel's labels-only time beside it uses this layout).
+          if (layout_name == o.layouts.front() &&
+              std::find(o.distances.begin(), o.distances.end(), "cublas") != o.distances.end()) {
+            cublas_row_input in;
+            in.points = pts.data();
+            in.n = n;
+            in.d = d;
+            in.k = k;
+            in.centroids = (exact ? ref : res).centroids.data();
+            in.precision = precision_name;
+            in.layout = layout_name;
+            in.init = o.init;
+            in.repeats = repeats;
+            in.chunk_rows = o.cublas_chunk_rows;
+            in.peaks = peaks;
+            labels_ok = run_cublas_row(s, in) && labels_ok;
+          }
         }
       }
     }
   }
-  return 0;
+  return labels_ok ? 0 : 1;
 }
 
 }  // namespace warpkv_bench
