@@ -72,7 +72,8 @@ struct cache_batch_op {
   }
 };
 
-/// Slot i becomes empty and unlocked; bucket locks cleared alongside.
+/// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
+/// move counters cleared alongside.
 template <class Ref>
 struct cache_init_fn {
   cache_storage s;
@@ -84,7 +85,10 @@ struct cache_init_fn {
     s.versions[i] = 0;
     s.stamps[i] = 0;
     s.expires[i] = 0;
-    if (i % bucket_width == 0) s.locks[i / bucket_width] = 0;
+    if (i % bucket_width == 0) {
+      s.locks[i / bucket_width] = 0;
+      if (s.moves != nullptr) s.moves[i / bucket_width] = 0;
+    }
     if (i == 0) *s.occupied = 0;
   }
 };
