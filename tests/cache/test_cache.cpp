@@ -779,7 +779,9 @@ void moves_never_hide_entries(const execution& ex, cache_slot_sync sync) {
       if (!evicted.count(k) && before.count(k) && after.count(k) && before.at(k) != after.at(k)) ++moved;
     before = after;
   }
-  if (ex.where == backend::host) EXPECT_GT(moved, 0u) << "no cuckoo move carried a resident key: the test tested nothing";
+  if (ex.where == backend::host) {
+    EXPECT_GT(moved, 0u) << "no cuckoo move carried a resident key: the test tested nothing";
+  }
   ::testing::Test::RecordProperty("resident_moves", static_cast<int>(moved));
   ::testing::Test::RecordProperty("resident_misses_by_eviction", static_cast<int>(misses));
 }
@@ -869,6 +871,39 @@ TEST(CacheSubmitter, ManyThreadsGetTheirOwnResults) {
   EXPECT_GT(sub.batches(), 1u);
   EXPECT_EQ(cache.size(), threads * per);
   EXPECT_THROW(sub.submit(cache_op::set, 1, std::vector<std::byte>(21)), error);
+}
+
+// A batch below the threshold runs when its oldest operation has waited the deadline, with no
+// flush(); without a deadline it waits for one.
+TEST(CacheSubmitter, DeadlineRunsAPartialBatch) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 64;
+  cfg.value_bytes = 8;
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  Cache cache(cfg, ex);
+  {
+    cache_submitter<Cache> lazy(cache, 1000);
+    auto f = lazy.submit(cache_op::set, 7, std::vector<std::byte>(8, std::byte{1}));
+    EXPECT_EQ(f.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+    lazy.flush();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    EXPECT_EQ(f.get().st, status::inserted);
+  }
+  cache_submitter<Cache> sub(cache, 1000, std::chrono::milliseconds(2));
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto a = sub.submit(cache_op::get, 7);
+    auto b = sub.submit(cache_op::contains, 8);
+    ASSERT_EQ(a.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the deadline never ran the batch";
+    ASSERT_EQ(b.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2));
+    const auto r = a.get();
+    EXPECT_EQ(r.st, status::found);
+    EXPECT_EQ(r.value, std::vector<std::byte>(8, std::byte{1}));
+    EXPECT_EQ(b.get().st, status::not_found);
+  }
+  EXPECT_GE(sub.batches(), 3u);
 }
 
 }  // namespace
