@@ -107,6 +107,7 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
                                                   cache_eviction_policy::clock};
     cfg.eviction = policies[(seed / 2) % 3];
     cfg.sync = seed % 2 == 0 ? cache_slot_sync::optimistic : cache_slot_sync::rw_lock;
+    cfg.layout = seed % 3 == 1 ? cache_layout::inline_values : cache_layout::value_slab;
     cfg.seed = rng();
     Cache cache(cfg, ex);
     const std::size_t words = cache.value_stride() / 8;
@@ -507,39 +508,43 @@ TEST(CacheExpiry, ExpiredReadsAsMissAndGoesFirst) {
 
 TEST(CacheExport, RoundTripsEveryLiveEntry) {
   WARPKV_TEST_EXECUTION(ex);
-  cache_config cfg;
-  cfg.capacity = 500;
-  cfg.value_bytes = 100;
-  kv_cache<byte_key<32>, 8, 4> a(cfg, ex);
-  std::vector<byte_key<32>> keys;
-  std::vector<std::uint64_t> versions, exp;
-  for (std::uint64_t i = 0; i < 300; ++i) {
-    keys.push_back(key_of<byte_key<32>>(i));
-    versions.push_back(i + 7);
-    exp.push_back(i % 10 == 0 ? 50 : i % 10 == 1 ? 500 : 0);
-  }
-  std::vector<status> st(keys.size());
-  a.set(keys, values_for(a, keys, versions), st, nullptr, exp);
-  a.set_time(60);  // every tenth entry has expired
-  const auto e = a.export_entries();
-  EXPECT_EQ(e.keys.size(), 270u);
-  EXPECT_EQ(a.size(), 270u);
-  kv_cache<byte_key<32>, 8, 4> b(cfg, ex);
-  b.set_time(60);
-  const auto ist = b.import_entries(e);
-  for (const status s : ist) EXPECT_EQ(s, status::inserted);
-  std::vector<std::byte> out(keys.size() * b.value_stride());
-  b.get(keys, out, st);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (i % 10 == 0) {
-      EXPECT_EQ(st[i], status::not_found);
-      continue;
+  for (const cache_layout layout : {cache_layout::value_slab, cache_layout::inline_values}) {
+    SCOPED_TRACE(static_cast<int>(layout));
+    cache_config cfg;
+    cfg.capacity = 500;
+    cfg.value_bytes = 100;
+    cfg.layout = layout;
+    kv_cache<byte_key<32>, 8, 4> a(cfg, ex);
+    std::vector<byte_key<32>> keys;
+    std::vector<std::uint64_t> versions, exp;
+    for (std::uint64_t i = 0; i < 300; ++i) {
+      keys.push_back(key_of<byte_key<32>>(i));
+      versions.push_back(i + 7);
+      exp.push_back(i % 10 == 0 ? 50 : i % 10 == 1 ? 500 : 0);
     }
-    ASSERT_EQ(st[i], status::found) << i;
-    EXPECT_EQ(check_value(key_id_bits(keys[i]), words_at(out, i, b.value_stride()), b.value_stride() / 8), versions[i]);
+    std::vector<status> st(keys.size());
+    a.set(keys, values_for(a, keys, versions), st, nullptr, exp);
+    a.set_time(60);  // every tenth entry has expired
+    const auto e = a.export_entries();
+    EXPECT_EQ(e.keys.size(), 270u);
+    EXPECT_EQ(a.size(), 270u);
+    kv_cache<byte_key<32>, 8, 4> b(cfg, ex);
+    b.set_time(60);
+    const auto ist = b.import_entries(e);
+    for (const status s : ist) EXPECT_EQ(s, status::inserted);
+    std::vector<std::byte> out(keys.size() * b.value_stride());
+    b.get(keys, out, st);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (i % 10 == 0) {
+        EXPECT_EQ(st[i], status::not_found);
+        continue;
+      }
+      ASSERT_EQ(st[i], status::found) << i;
+      EXPECT_EQ(check_value(key_id_bits(keys[i]), words_at(out, i, b.value_stride()), b.value_stride() / 8), versions[i]);
+    }
+    b.set_time(500);  // expiry times travelled along
+    EXPECT_EQ(b.size(), 240u);
   }
-  b.set_time(500);  // expiry times travelled along
-  EXPECT_EQ(b.size(), 240u);
 }
 
 // ---- eviction under load -----------------------------------------------------------------
@@ -636,15 +641,17 @@ TEST(CacheBadInput, ClearErrorsAndNothingLost) {
 // value of its own key, written by an operation of the same batch or an earlier one on that key.
 template <class Cache>
 void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
-          cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru) {
+          cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
+          cache_layout layout = cache_layout::value_slab) {
   SCOPED_TRACE(::testing::Message() << "bucket width " << Cache::bucket_width << ", sync " << static_cast<int>(sync)
-                                    << ", eviction " << static_cast<int>(policy));
+                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout));
   cache_config cfg;
   cfg.capacity = 64;
   cfg.value_bytes = value_bytes;
   cfg.max_kicks = max_kicks;
   cfg.sync = sync;
   cfg.eviction = policy;
+  cfg.layout = layout;
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
@@ -704,6 +711,15 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
   race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::rw_lock);
   race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock);
   race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0, cache_slot_sync::rw_lock, cache_eviction_policy::random);
+}
+
+// Values inline after their keys (the layout trial's other side), both sync modes.
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInlineLayout) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::optimistic, cache_eviction_policy::lru,
+                                      cache_layout::inline_values);
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock,
+                                      cache_layout::inline_values);
 }
 
 // Resident keys are never erased; churn keys are set and erased around them at ~75% load, so

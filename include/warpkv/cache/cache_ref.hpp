@@ -56,16 +56,23 @@ enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1, clock = 2
 /// reader/writer lock (atomicMax / atomicAdd / atomicSub), kept to measure the seed's design.
 enum class cache_slot_sync : std::uint8_t { optimistic = 0, rw_lock = 1 };
 
+/// Where a slot's value words live: value_slab, a separate slot-major array (a key's words and
+/// its value are in different arrays); inline_values, right after the key words in one record
+/// per slot (a hit's key and value share cache lines). A layout trial, measured by warpkv-bench.
+enum class cache_layout : std::uint8_t { value_slab = 0, inline_values = 1 };
+
 /// Storage of a cache (all in the backend's memory), slot-major.
 struct cache_storage {
-  std::uint64_t* keys = nullptr;      ///< slots x key words; the last word of a slot is its tag
-  std::uint64_t* values = nullptr;    ///< slots x value words
+  std::uint64_t* keys = nullptr;      ///< slot s's key words at keys + s x key_stride; the last is its tag
+  std::uint64_t* values = nullptr;    ///< slot s's value words at values + s x value_stride
   std::uint32_t* versions = nullptr;  ///< per slot: a seqlock (optimistic) or the seed's reader/writer lock (rw_lock)
   std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
   std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
   std::uint32_t* locks = nullptr;     ///< one writer lock per bucket
   unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired)
   std::uint32_t* moves = nullptr;     ///< rw_lock only: per bucket, odd while a cuckoo move into or out of it runs
+  std::size_t key_stride = 0;         ///< words from one slot's key to the next's (0: the key words)
+  std::size_t value_stride = 0;       ///< words from one slot's value to the next's (0: the value words)
 };
 
 template <class Key, int BucketWidth = 4, int TileSize = BucketWidth>
@@ -96,7 +103,10 @@ class cache_ref {
         max_kicks_(max_kicks),
         kick_slots_(kick_slots),
         policy_(policy),
-        sync_(sync) {}
+        sync_(sync) {
+    if (s_.key_stride == 0) s_.key_stride = key_words;
+    if (s_.value_stride == 0) s_.value_stride = value_words;
+  }
 
   WARPKV_HD std::size_t buckets() const { return buckets_; }
   WARPKV_HD std::size_t slots() const { return buckets_ * BucketWidth; }
@@ -186,6 +196,7 @@ class cache_ref {
     const std::uint64_t e = detail::load_word(s_.expires[slot]);
     return e != 0 && e <= now;
   }
+  WARPKV_HD const std::uint64_t* slot_value(std::size_t slot) const { return value_at(slot); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(slot, j));
@@ -204,8 +215,8 @@ class cache_ref {
     std::uint64_t victim_rank = ~0ull;
   };
 
-  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const { return s_.keys[slot * key_words + static_cast<std::size_t>(j)]; }
-  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s_.values + slot * value_words_; }
+  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const { return s_.keys[slot * s_.key_stride + static_cast<std::size_t>(j)]; }
+  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s_.values + slot * s_.value_stride; }
 
   WARPKV_HD bucket_pair pair_of(const std::uint64_t* q) const {
     const std::size_t a = static_cast<std::size_t>(detail::mul_high(layout::hash(q, seed_), buckets_));

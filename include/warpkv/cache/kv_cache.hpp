@@ -17,6 +17,8 @@
 //    before any live one.
 //  - Slots synchronize by cache_config::sync: optimistic (default; version-validated reads that
 //    write nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
+//    Values live in their own array (cache_config::layout = value_slab, default) or inline after
+//    their key (inline_values): a layout trial.
 //  - Every operation gets a status (core/status.hpp): get/contains -> found | not_found;
 //    set -> inserted | assigned; add -> inserted | found; erase -> erased | not_found;
 //    get_or_set -> found | inserted; any -> invalid_key for a sentinel key (uint64 max; for
@@ -62,6 +64,7 @@ struct cache_config {
   std::uint64_t seed = 0;          ///< hash seed
   cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
   cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
+  cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
 };
 
 /// Largest value width the cache accepts.
@@ -94,11 +97,17 @@ class kv_cache {
             "eviction", "unknown eviction policy");
     require(cfg.sync == cache_slot_sync::optimistic || cfg.sync == cache_slot_sync::rw_lock, "sync",
             "unknown slot synchronization");
+    require(cfg.layout == cache_layout::value_slab || cfg.layout == cache_layout::inline_values, "layout",
+            "unknown layout");
     buckets_ = (cfg.capacity + BucketWidth - 1) / BucketWidth;
     value_words_ = static_cast<std::uint32_t>((cfg.value_bytes + 7) / 8);
     const std::size_t slots = buckets_ * BucketWidth;
-    keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
-    values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
+    if (cfg.layout == cache_layout::inline_values) {  // one record per slot: key words, then value words
+      keys_ = buffer<std::uint64_t>(slots * (ref_type::key_words + value_words_), ex_);
+    } else {
+      keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
+      values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
+    }
     versions_ = buffer<std::uint32_t>(slots, ex_);
     stamps_ = buffer<std::uint64_t>(slots, ex_);
     expires_ = buffer<std::uint64_t>(slots, ex_);
@@ -236,8 +245,11 @@ class kv_cache {
 
  private:
   [[nodiscard]] cache_storage storage() const {
-    return cache_storage{keys_.data(), values_.data(), versions_.data(), stamps_.data(), expires_.data(), locks_.data(),
-                         occupied_.data(), moves_.data()};
+    const bool in = cfg_.layout == cache_layout::inline_values;
+    const std::size_t record = in ? ref_type::key_words + value_words_ : ref_type::key_words;
+    return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
+                         versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
+                         record, in ? record : value_words_};
   }
 
   void run(cache_op uniform, std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> in,

@@ -81,7 +81,7 @@ struct cache_init_fn {
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
     for (int j = 0; j < Ref::key_words; ++j)
-      s.keys[i * Ref::key_words + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
+      s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
     s.versions[i] = 0;
     s.stamps[i] = 0;
     s.expires[i] = 0;
@@ -110,7 +110,8 @@ struct cache_collect_fn {
     if (keys_out == nullptr) return;
     keys_out[at] = ref.slot_key(i);
     const std::size_t vw = ref.value_words();
-    for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = ref.storage().values[i * vw + j];
+    const std::uint64_t* v = ref.slot_value(i);
+    for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = v[j];
     expires_out[at] = ref.storage().expires[i];
   }
 };
