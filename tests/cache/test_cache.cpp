@@ -637,8 +637,11 @@ TEST(CacheBadInput, ClearErrorsAndNothingLost) {
 
 // ---- concurrency -------------------------------------------------------------------------
 // Many tiles race on a few hot keys (most operations on 8 keys), in a cache too small for the
-// key set, with erases that make room for cuckoo moves. Every value read must be a consistent
-// value of its own key, written by an operation of the same batch or an earlier one on that key.
+// key set, with erases that make room for cuckoo moves. Every value read (and every evicted and
+// every final value) must be a consistent value of its own key (checksum), and not stale: the
+// key's value when the batch began (exported after the previous batch) or the value of a write
+// of this batch that succeeded (set inserted/assigned, add/get_or_set inserted). All operations
+// of a batch are concurrent, so these are the values a linearization can give.
 template <class Cache>
 void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
           cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
@@ -655,7 +658,7 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
-  std::map<std::uint64_t, std::set<std::uint64_t>> written;  // key -> versions ever written
+  std::map<std::uint64_t, std::uint64_t> at_start;  // key -> version when the batch begins
   std::uint64_t version = 1;
   for (std::size_t b = 0; b < scaled(12, 2); ++b) {
     const std::size_t n = scaled(2000, 600);
@@ -667,34 +670,44 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
                                                                 : r < 93 ? cache_op::add : cache_op::contains;
       keys[i] = key_of<std::uint64_t>(rng() % 4 != 0 ? rng() % 8 : 8 + rng() % 200);
       versions[i] = version++;
-      if (ops[i] == cache_op::set || ops[i] == cache_op::add || ops[i] == cache_op::get_or_set)
-        written[keys[i]].insert(versions[i]);
     }
     const auto in = values_for(cache, keys, versions);
     std::vector<std::byte> out(n * stride);
     std::vector<status> st(n);
     cache_evictions<std::uint64_t> ev;
     cache.execute(ops, keys, in, out, st, &ev);
+    std::map<std::uint64_t, std::set<std::uint64_t>> written;  // key -> versions of this batch's successful writes
+    for (std::size_t i = 0; i < n; ++i)
+      if ((ops[i] == cache_op::set && (st[i] == status::inserted || st[i] == status::assigned)) ||
+          ((ops[i] == cache_op::add || ops[i] == cache_op::get_or_set) && st[i] == status::inserted))
+        written[keys[i]].insert(versions[i]);
+    auto current = [&](std::uint64_t key, std::uint64_t v) {
+      const auto s = at_start.find(key);
+      return written[key].count(v) != 0 || (s != at_start.end() && s->second == v);
+    };
     for (std::size_t i = 0; i < n; ++i) {
       if ((ops[i] == cache_op::get || ops[i] == cache_op::get_or_set) && st[i] == status::found) {
         const std::uint64_t v = check_value(keys[i], words_at(out, i, stride), words);
         ASSERT_NE(v, ~0ull) << "torn or foreign value for key " << keys[i];
-        ASSERT_TRUE(written[keys[i]].count(v)) << "a value never written to this key";
+        ASSERT_TRUE(current(keys[i], v)) << "a stale value: neither the value at the batch's start nor a write of it";
       }
       if (ops[i] == cache_op::get_or_set && st[i] == status::inserted) {
         ASSERT_EQ(check_value(keys[i], words_at(out, i, stride), words), versions[i]);
       }
     }
     for (std::size_t e = 0; e < ev.keys.size(); ++e)
-      ASSERT_NE(check_value(ev.keys[e], words_at(ev.values, e, stride), words), ~0ull);
+      ASSERT_TRUE(current(ev.keys[e], check_value(ev.keys[e], words_at(ev.values, e, stride), words)));
     const auto all = cache.export_entries();
     ASSERT_LE(all.keys.size(), cache.capacity());
     std::set<std::uint64_t> unique(all.keys.begin(), all.keys.end());
     ASSERT_EQ(unique.size(), all.keys.size()) << "a key stored twice";
+    std::map<std::uint64_t, std::uint64_t> at_end;
     for (std::size_t i = 0; i < all.keys.size(); ++i) {
       const std::uint64_t v = check_value(all.keys[i], words_at(all.values, i, stride), words);
-      ASSERT_TRUE(written[all.keys[i]].count(v));
+      ASSERT_TRUE(current(all.keys[i], v)) << "a stale final value";
+      at_end[all.keys[i]] = v;
     }
+    at_start = std::move(at_end);
   }
 }
 

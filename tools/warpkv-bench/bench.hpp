@@ -112,6 +112,7 @@ struct cache_options {
   std::uint32_t max_kicks = 5000;
   std::vector<std::string> policies{"lru"};  ///< eviction policies of the device runs: lru, random, clock
   std::vector<std::string> syncs{"optimistic"};  ///< slot synchronization of the device runs: optimistic, rw_lock
+  std::vector<std::string> layouts{"slab"};  ///< device runs: slab (values in their own array) or inline (after the key)
   std::vector<std::string> op_orders{"mixed"};  ///< device runs: mixed (trace order) or grouped (each batch sorted by operation type)
   bool baseline = false;                 ///< also run the in-process CPU LRU baseline
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)

@@ -199,11 +199,18 @@ warpkv::cache_eviction_policy policy_of(const std::string& name) {
 warpkv::cache_slot_sync sync_of(const std::string& name) {
   return name == "rw_lock" ? warpkv::cache_slot_sync::rw_lock : warpkv::cache_slot_sync::optimistic;
 }
+warpkv::cache_layout layout_of(const std::string& name) {
+  return name == "inline" ? warpkv::cache_layout::inline_values : warpkv::cache_layout::value_slab;
+}
+/// One device configuration of the YCSB rows.
+struct cache_mode {
+  std::string policy, sync, layout, op_order;
+};
 
 template <int W>
 void ycsb_on_device(session& s, const cache_options& o, const trace& t, char workload, const std::string& dist,
-                    u64 records, double fraction, u64 lru_hits, const std::string& policy, const std::string& sync,
-                    const std::string& op_order) {
+                    u64 records, double fraction, u64 lru_hits, const cache_mode& mode) {
+  const std::string &policy = mode.policy, &sync = mode.sync, &op_order = mode.op_order;
   using cache_t = warpkv::kv_cache<ycsb_key, W>;
   warpkv::cache_config cfg;
   cfg.capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
@@ -211,6 +218,7 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   cfg.max_kicks = o.max_kicks;
   cfg.eviction = policy_of(policy);
   cfg.sync = sync_of(sync);
+  cfg.layout = layout_of(mode.layout);
   cache_t cache(cfg, s.ex());
   const std::size_t vw = cache.value_stride() / 8;
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
@@ -262,12 +270,13 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
   r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
   r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy).set("sync", sync);
-  r.set("op_order", op_order);
+  r.set("op_order", op_order).set("layout", mode.layout);
   r.set("ms", ms).set("gops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e6) : 0.0);
   r.set("hit_ratio", hit).set("exact_lru_hit_ratio", lru).set("hit_ratio_gap_pp", 100.0 * (lru - hit));
   emit(r);
-  progress(strf("ycsb %c %-8s W=%-2d %-6s %-10s %-7s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
-                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), sync.c_str(), op_order.c_str(), 100 * fraction,
+  progress(strf("ycsb %c %-8s W=%-2d %-6s %-10s %-6s %-7s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
+                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), sync.c_str(), mode.layout.c_str(),
+                op_order.c_str(), 100 * fraction,
                 s.rate(t.ops.size(), ms),
                 s.rate_unit(), hit, lru));
 }
@@ -413,13 +422,14 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
 }
 
 // ---- HierarchicalKV's configuration -----------------------------------------------------------
-void hkv_rows(session& s, const cache_options& o, const std::string& sync) {
+void hkv_rows(session& s, const cache_options& o, const std::string& sync, const std::string& layout) {
   using cache_t = warpkv::kv_cache<u64, 8>;
   warpkv::cache_config cfg;
   cfg.capacity = o.hkv_capacity != 0 ? o.hkv_capacity : (s.cuda() ? (std::size_t{1} << 27) : (std::size_t{1} << 15));
   cfg.value_bytes = 32;
   cfg.max_kicks = o.max_kicks;
   cfg.sync = sync_of(sync);
+  cfg.layout = layout_of(layout);
   cache_t cache(cfg, s.ex());
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);
   const std::size_t vw = 4;
@@ -450,12 +460,12 @@ void hkv_rows(session& s, const cache_options& o, const std::string& sync) {
       record r = s.base("cache-hkv");
       r.set("structure", "kv_cache").set("bucket_width", 8).set("operation", op).set("load", load);
       r.set("capacity", cache.capacity()).set("batch", n).set("key_bytes", 8).set("value_bytes", 32);
-      r.set("eviction", "lru").set("sync", sync);
+      r.set("eviction", "lru").set("sync", sync).set("layout", layout);
       r.set("size", cache.size()).set("count", evictions_or_hits);
       add_timing(r, summarize(ms), n);
       emit(r);
-      progress(strf("hkv %-16s %-10s load %.2f: %.3f %s", op, sync.c_str(), load, s.rate(n, summarize(ms).median_ms),
-                    s.rate_unit()));
+      progress(strf("hkv %-16s %-10s %-6s load %.2f: %.3f %s", op, sync.c_str(), layout.c_str(), load,
+                    s.rate(n, summarize(ms).median_ms), s.rate_unit()));
     };
     // find: present keys (random sample of those inserted)
     std::vector<double> ms;
@@ -604,7 +614,8 @@ int run_cache(const common_options& co, const cache_options& o) {
   session s(co);
   s.default_warmup(1, 0);
   if (o.hkv)
-    for (const std::string& sync : o.syncs) hkv_rows(s, o, sync);
+    for (const std::string& sync : o.syncs)
+      for (const std::string& layout : o.layouts) hkv_rows(s, o, sync, layout);
   bool verified = !o.submitter || submitter_rows(s, o, co.seed);
   if (!o.ycsb) return verified ? 0 : 1;
   const u64 records = o.records != 0 ? o.records : (s.cuda() ? 3000000u : 20000u);
@@ -625,17 +636,18 @@ int run_cache(const common_options& co, const cache_options& o) {
           // exact LRU at the cache's own capacity (whole buckets)
           const std::size_t slots = (cap + W - 1) / W * W;
           const u64 lru = exact_lru_hits(t, records, slots);
-          for (const std::string& pol : o.policies) {
-            for (const std::string& sy : o.syncs) {
-              for (const std::string& ord : o.op_orders) {
-                switch (W) {
-                  case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, pol, sy, ord); break;
-                  case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, pol, sy, ord); break;
-                  case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, pol, sy, ord); break;
-                  case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, pol, sy, ord); break;
-                  default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
-                }
-              }
+          std::vector<cache_mode> modes;
+          for (const std::string& pol : o.policies)
+            for (const std::string& sy : o.syncs)
+              for (const std::string& lay : o.layouts)
+                for (const std::string& ord : o.op_orders) modes.push_back({pol, sy, lay, ord});
+          for (const cache_mode& m : modes) {
+            switch (W) {
+              case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, m); break;
+              default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
             }
           }
         }

@@ -236,6 +236,12 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"optimistic", "rw_lock"}))
       ->capture_default_str();
+  c->add_option("--layouts", ca.layouts,
+                "Value layouts, comma-separated: slab (values in a separate array), inline (after the key words, one "
+                "record per slot); YCSB and --hkv rows run each")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"slab", "inline"}))
+      ->capture_default_str();
   c->add_option("--op-order", ca.op_orders,
                 "YCSB device batches, comma-separated: mixed (trace order), grouped (each batch stably sorted by "
                 "operation type, so a warp serves one type: the seed's one type per warp)")
