@@ -15,25 +15,12 @@ and, unless --no-plots, writes into DIR (default: <first input's folder>/plots):
 Rows measured more than once (files appended by several runs): the last one wins.
 """
 import argparse
-import json
 import os
 import sys
 from collections import OrderedDict
 
-
-def read_records(paths):
-    out = []
-    for path in paths:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                line = line.strip()
-                if not line.startswith("{"):
-                    continue
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    sys.exit(f"{path}:{lineno}: not JSON: {e}")
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_results import read_records  # noqa: E402  (the same reader, every warpkv-bench row)
 
 
 def last_wins(recs, key):
@@ -128,6 +115,14 @@ def plots(recs, out_dir):
 
     written = []
     os.makedirs(out_dir, exist_ok=True)
+
+    def save(fig, name):
+        fig.tight_layout()
+        path = os.path.join(out_dir, name)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        written.append(path)
+
     dev = [r for r in recs if r.get("workload") == "cache-ycsb" and r.get("structure") == "kv_cache"
            and r.get("op_order", "mixed") == "mixed"]
     if dev:  # one trace size: the largest present
@@ -157,11 +152,7 @@ def plots(recs, out_dir):
         ax.set_ylim(max(0.0, lo - 0.05), 1.0)
         ax.legend(fontsize=8)
         ax.set_title(f"kv_cache eviction policies vs exact LRU ({dev[0].get('backend')})")
-        fig.tight_layout()
-        path = os.path.join(out_dir, "cache-hit-ratio.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        save(fig, "cache-hit-ratio.png")
     sub = [r for r in recs if r.get("workload") == "cache-submitter"]
     if sub:
         sub = sorted(last_wins(sub, lambda r: r["threshold"]), key=lambda r: r["threshold"])
@@ -179,11 +170,7 @@ def plots(recs, out_dir):
         a2.set_ylabel("submit to result (us)")
         a2.legend(fontsize=8)
         fig.suptitle(f"cache_submitter ({sub[0].get('backend')}, {sub[0]['threads']} client threads)")
-        fig.tight_layout()
-        path = os.path.join(out_dir, "cache-submitter.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
+        save(fig, "cache-submitter.png")
     return written
 
 
@@ -193,7 +180,7 @@ def main(argv=None):
     ap.add_argument("-o", "--out-dir", default=None, help="where PNGs go (default: <first input's folder>/plots)")
     ap.add_argument("--no-plots", action="store_true", help="markdown only")
     args = ap.parse_args(argv)
-    recs = read_records(args.inputs)
+    recs = read_records(args.inputs, keep=lambda rec: rec.get("tool") == "warpkv-bench")
     parts = ycsb_tables(recs) + hkv_table(recs) + submitter_table(recs)
     if not parts:
         sys.exit("no warpkv-bench cache rows in the input")
