@@ -27,7 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 STATIC_OPS = ["insert", "find_hit", "find_miss", "find_mixed"]
 
 
-def read_records(paths):
+def read_records(paths, keep=lambda rec: rec.get("tool") == "warpkv-bench" and "gops" in rec):
+    """The JSON rows of the files that `keep` accepts (default: warpkv-bench rows with a throughput)."""
     records = []
     for path in paths:
         with open(path, encoding="utf-8") as f:
@@ -40,7 +41,7 @@ def read_records(paths):
                 except json.JSONDecodeError as e:
                     print(f"{path}:{lineno}: skipped (not JSON: {e})", file=sys.stderr)
                     continue
-                if rec.get("tool") == "warpkv-bench" and "gops" in rec:
+                if keep(rec):
                     records.append(rec)
     return records
 

@@ -112,7 +112,10 @@ struct cache_options {
   std::vector<int> bucket_widths{4, 8, 16, 32};
   std::uint64_t batch = 0;               ///< operations per batch; 0: 2^20 cuda, 4096 host
   std::uint32_t max_kicks = 5000;
-  std::vector<std::string> policies{"lru"};  ///< eviction policies of the device runs: lru, random
+  std::vector<std::string> policies{"lru"};  ///< eviction policies of the device runs: lru, random, clock
+  std::vector<std::string> syncs{"optimistic"};  ///< slot synchronization of the device runs: optimistic, rw_lock
+  std::vector<std::string> layouts{"slab"};  ///< device runs: slab (values in their own array) or inline (after the key)
+  std::vector<std::string> op_orders{"mixed"};  ///< device runs: mixed (trace order) or grouped (each batch sorted by operation type)
   bool baseline = false;                 ///< also run the in-process CPU LRU baseline
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
   std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host
@@ -122,6 +125,11 @@ struct cache_options {
   unsigned memcached_threads = 0;        ///< memcached -t with auto; 0: hardware threads
   bool memcached_pipelined_sets = false; ///< buffered noreply sets (memcached_baseline.cpp)
   bool device_runs = true;               ///< false (--baselines-only): only the CPU/memcached baselines
+  bool submitter = false;                ///< the host front end (cache_submitter): throughput and latency per threshold
+  std::vector<std::uint64_t> submitter_thresholds;  ///< empty: 2^10,2^14,2^17,2^20 cuda; 2^6,2^8,2^10 host
+  std::uint64_t submitter_deadline_us = 1000;       ///< the submitter's latency deadline
+  unsigned submitter_threads = 0;        ///< client threads; 0: hardware threads
+  std::uint64_t submitter_ops = 0;       ///< operations per threshold; 0: 2^22 cuda, 2^14 host
 };
 
 /// warpkv::kv_cache on YCSB traces and HierarchicalKV's configuration (cache_workloads.cpp).

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -37,6 +38,7 @@
 #include "memcached_baseline.hpp"
 #include "session.hpp"
 #include "warpkv/cache/kv_cache.hpp"
+#include "warpkv/cache/submitter.hpp"
 #include "warpkv/core/buffer.hpp"
 
 namespace warpkv_bench {
@@ -189,15 +191,34 @@ void fill_value(u64 record, u64 version, u64* w, std::size_t words) {
 }
 
 // ---- the device runs --------------------------------------------------------------------------
+warpkv::cache_eviction_policy policy_of(const std::string& name) {
+  if (name == "random") return warpkv::cache_eviction_policy::random;
+  if (name == "clock") return warpkv::cache_eviction_policy::clock;
+  return warpkv::cache_eviction_policy::lru;
+}
+warpkv::cache_slot_sync sync_of(const std::string& name) {
+  return name == "rw_lock" ? warpkv::cache_slot_sync::rw_lock : warpkv::cache_slot_sync::optimistic;
+}
+warpkv::cache_layout layout_of(const std::string& name) {
+  return name == "inline" ? warpkv::cache_layout::inline_values : warpkv::cache_layout::value_slab;
+}
+/// One device configuration of the YCSB rows.
+struct cache_mode {
+  std::string policy, sync, layout, op_order;
+};
+
 template <int W>
 void ycsb_on_device(session& s, const cache_options& o, const trace& t, char workload, const std::string& dist,
-                    u64 records, double fraction, u64 lru_hits, const std::string& policy) {
+                    u64 records, double fraction, u64 lru_hits, const cache_mode& mode) {
+  const std::string &policy = mode.policy, &sync = mode.sync, &op_order = mode.op_order;
   using cache_t = warpkv::kv_cache<ycsb_key, W>;
   warpkv::cache_config cfg;
   cfg.capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
   cfg.value_bytes = 100;
   cfg.max_kicks = o.max_kicks;
-  cfg.eviction = policy == "random" ? warpkv::cache_eviction_policy::random : warpkv::cache_eviction_policy::lru;
+  cfg.eviction = policy_of(policy);
+  cfg.sync = sync_of(sync);
+  cfg.layout = layout_of(mode.layout);
   cache_t cache(cfg, s.ex());
   const std::size_t vw = cache.value_stride() / 8;
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
@@ -227,9 +248,14 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   }
   double ms = 0;
   u64 found = 0;
+  std::vector<std::size_t> order(batch);  // trace index of each operation of the batch
   for (std::size_t first = 0; first < t.ops.size(); first += batch) {
     const std::size_t n = std::min(batch, t.ops.size() - first);
-    upload(n, [&](std::size_t i) { return t.ops[first + i]; }, [&](std::size_t i) { return t.records[first + i]; });
+    std::iota(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), first);
+    if (op_order == "grouped")  // a batch's operations are concurrent: any order within it is a valid run
+      std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
+                       [&](std::size_t a, std::size_t b) { return t.ops[a] < t.ops[b]; });
+    upload(n, [&](std::size_t i) { return t.ops[order[i]]; }, [&](std::size_t i) { return t.records[order[i]]; });
     warpkv::synchronize(s.ex());
     warpkv::batch_summary sum;
     ms += s.time_ms([&] {
@@ -243,12 +269,15 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   r.set("structure", "kv_cache").set("bucket_width", W).set("tile", cache_t::tile_size).set("ycsb_workload", std::string(1, workload));
   r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
   r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
-  r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy);
+  r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy).set("sync", sync);
+  r.set("op_order", op_order).set("layout", mode.layout);
   r.set("ms", ms).set("gops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e6) : 0.0);
   r.set("hit_ratio", hit).set("exact_lru_hit_ratio", lru).set("hit_ratio_gap_pp", 100.0 * (lru - hit));
   emit(r);
-  progress(strf("ycsb %c %-8s W=%-2d %-6s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
-                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), 100 * fraction, s.rate(t.ops.size(), ms),
+  progress(strf("ycsb %c %-8s W=%-2d %-6s %-10s %-6s %-7s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
+                (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), sync.c_str(), mode.layout.c_str(),
+                op_order.c_str(), 100 * fraction,
+                s.rate(t.ops.size(), ms),
                 s.rate_unit(), hit, lru));
 }
 
@@ -393,12 +422,14 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
 }
 
 // ---- HierarchicalKV's configuration -----------------------------------------------------------
-void hkv_rows(session& s, const cache_options& o) {
+void hkv_rows(session& s, const cache_options& o, const std::string& sync, const std::string& layout) {
   using cache_t = warpkv::kv_cache<u64, 8>;
   warpkv::cache_config cfg;
   cfg.capacity = o.hkv_capacity != 0 ? o.hkv_capacity : (s.cuda() ? (std::size_t{1} << 27) : (std::size_t{1} << 15));
   cfg.value_bytes = 32;
   cfg.max_kicks = o.max_kicks;
+  cfg.sync = sync_of(sync);
+  cfg.layout = layout_of(layout);
   cache_t cache(cfg, s.ex());
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);
   const std::size_t vw = 4;
@@ -429,10 +460,12 @@ void hkv_rows(session& s, const cache_options& o) {
       record r = s.base("cache-hkv");
       r.set("structure", "kv_cache").set("bucket_width", 8).set("operation", op).set("load", load);
       r.set("capacity", cache.capacity()).set("batch", n).set("key_bytes", 8).set("value_bytes", 32);
+      r.set("eviction", "lru").set("sync", sync).set("layout", layout);
       r.set("size", cache.size()).set("count", evictions_or_hits);
       add_timing(r, summarize(ms), n);
       emit(r);
-      progress(strf("hkv %-16s load %.2f: %.3f %s", op, load, s.rate(n, summarize(ms).median_ms), s.rate_unit()));
+      progress(strf("hkv %-16s %-10s %-6s load %.2f: %.3f %s", op, sync.c_str(), layout.c_str(), load,
+                    s.rate(n, summarize(ms).median_ms), s.rate_unit()));
     };
     // find: present keys (random sample of those inserted)
     std::vector<double> ms;
@@ -485,13 +518,106 @@ void hkv_rows(session& s, const cache_options& o) {
   }
 }
 
+// ---- the host front end: cache_submitter ------------------------------------------------------
+// Client threads each submit a window of operations (2 x threshold / threads, so that a batch
+// fills by its threshold), then wait for the window's futures in order; an operation's latency
+// is from just before its submit() to the moment its client holds the result (an upper bound:
+// futures are collected in order). Throughput counts every operation over the wall time.
+/// false when a result was wrong.
+bool submitter_rows(session& s, const cache_options& o, u64 seed) {
+  using cache_t = warpkv::kv_cache<u64, 8>;
+  warpkv::cache_config cfg;
+  cfg.capacity = s.cuda() ? (std::size_t{1} << 24) : (std::size_t{1} << 14);
+  cfg.value_bytes = 32;
+  cache_t cache(cfg, s.ex());
+  const unsigned threads = o.submitter_threads != 0 ? o.submitter_threads : std::max(1u, std::thread::hardware_concurrency());
+  const u64 ops = o.submitter_ops != 0 ? o.submitter_ops : (s.cuda() ? (u64{1} << 22) : (u64{1} << 14));
+  std::vector<u64> thresholds = o.submitter_thresholds;
+  if (thresholds.empty())
+    thresholds = s.cuda() ? std::vector<u64>{1u << 10, 1u << 14, 1u << 17, 1u << 20} : std::vector<u64>{1u << 6, 1u << 8, 1u << 10};
+  const u64 key_range = cache.capacity();  // get_or_set hits once the range is in
+  bool verified = true;
+  for (const u64 threshold : thresholds) {
+    using clock = std::chrono::steady_clock;
+    const u64 per = (ops + threads - 1) / threads;
+    const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(2 * threshold / threads, 1, per));
+    std::vector<std::vector<double>> lat(threads);
+    std::atomic<u64> failures{0};
+    std::size_t batches = 0;
+    const auto t0 = clock::now();
+    {
+      warpkv::cache_submitter<cache_t> sub(cache, static_cast<std::size_t>(threshold),
+                                           std::chrono::microseconds(o.submitter_deadline_us));
+      std::vector<std::jthread> pool;
+      for (unsigned w = 0; w < threads; ++w)
+        pool.emplace_back([&, w] {
+          std::mt19937_64 rng(seed + w * 7919 + threshold);
+          std::vector<std::future<warpkv::cache_submitter<cache_t>::result>> fs;
+          std::vector<clock::time_point> at;
+          std::vector<u64> ks;
+          std::vector<std::byte> value(32);
+          lat[w].reserve(per);
+          for (u64 done = 0; done < per;) {
+            const std::size_t m = static_cast<std::size_t>(std::min<u64>(window, per - done));
+            fs.clear();
+            at.clear();
+            ks.clear();
+            for (std::size_t i = 0; i < m; ++i) {
+              const u64 k = 1 + rng() % key_range;
+              std::memcpy(value.data(), &k, 8);  // every value of key k starts with k
+              ks.push_back(k);
+              at.push_back(clock::now());
+              fs.push_back(sub.submit(i % 2 == 0 ? cache_op::get_or_set : cache_op::set, k, value));
+            }
+            for (std::size_t i = 0; i < m; ++i) {
+              const auto r = fs[i].get();
+              lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at[i]).count());
+              const bool read = i % 2 == 0;
+              if (read ? (r.st != status::found && r.st != status::inserted) || r.value.size() != 32 ||
+                             std::memcmp(r.value.data(), &ks[i], 8) != 0
+                       : r.st != status::inserted && r.st != status::assigned)
+                ++failures;
+            }
+            done += m;
+          }
+        });
+      pool.clear();  // joins
+      batches = sub.batches();
+    }
+    const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    std::vector<double> all;
+    for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<std::size_t>(p * static_cast<double>(all.size())))]; };
+    record r = s.base("cache-submitter");
+    r.set("structure", "kv_cache").set("bucket_width", 8).set("front_end", "cache_submitter");
+    r.set("threshold", threshold).set("deadline_us", o.submitter_deadline_us).set("threads", threads).set("window", window);
+    r.set("capacity", cache.capacity()).set("key_bytes", 8).set("value_bytes", 32).set("ops", all.size());
+    r.set("batches", batches).set("mean_batch", batches ? static_cast<double>(all.size()) / static_cast<double>(batches) : 0.0);
+    r.set("ms", ms).set("mops", ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0);
+    r.set("latency_us_p50", pct(0.5)).set("latency_us_p99", pct(0.99)).set("latency_us_max", all.empty() ? 0.0 : all.back());
+    r.set("failures", failures.load()).set("verified", failures.load() == 0);
+    r.set("transfers", "pageable copies per batch through kv_cache::execute, one batch in flight");
+    emit(r);
+    if (failures.load() != 0) verified = false;
+    if (failures.load() != 0) progress(strf("submitter run FAILED verification: %llu operations", static_cast<unsigned long long>(failures.load())));
+    progress(strf("submitter threshold %-8llu (%u threads, window %zu): %.3f M ops/s, %zu batches, latency p50 %.1f us, p99 %.1f us",
+                  static_cast<unsigned long long>(threshold), threads, window,
+                  ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0, batches, pct(0.5), pct(0.99)));
+  }
+  return verified;
+}
+
 }  // namespace
 
 int run_cache(const common_options& co, const cache_options& o) {
   session s(co);
   s.default_warmup(1, 0);
-  if (o.hkv) hkv_rows(s, o);
-  if (!o.ycsb) return 0;
+  if (o.hkv)
+    for (const std::string& sync : o.syncs)
+      for (const std::string& layout : o.layouts) hkv_rows(s, o, sync, layout);
+  bool verified = !o.submitter || submitter_rows(s, o, co.seed);
+  if (!o.ycsb) return verified ? 0 : 1;
   const u64 records = o.records != 0 ? o.records : (s.cuda() ? 3000000u : 20000u);
   const u64 ops = o.ops != 0 ? o.ops : (s.cuda() ? 10000000u : 20000u);
   prepare_keys(records + ops / 10);  // D inserts about 5% of ops new records
@@ -499,7 +625,6 @@ int run_cache(const common_options& co, const cache_options& o) {
     throw warpkv::error(warpkv::errc::invalid_argument,
                         "--memcached: this warpkv-bench was built without libmemcached (Debian: libmemcached-dev; re-run cmake)");
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);  // the device runs' batch
-  bool verified = true;
   for (const std::string& w : o.workloads) {
     for (const std::string& dist : o.distributions) {
       if (w == "D" && dist != o.distributions.front()) continue;  // D is always "latest"
@@ -511,12 +636,17 @@ int run_cache(const common_options& co, const cache_options& o) {
           // exact LRU at the cache's own capacity (whole buckets)
           const std::size_t slots = (cap + W - 1) / W * W;
           const u64 lru = exact_lru_hits(t, records, slots);
-          for (const std::string& pol : o.policies) {
+          std::vector<cache_mode> modes;
+          for (const std::string& pol : o.policies)
+            for (const std::string& sy : o.syncs)
+              for (const std::string& lay : o.layouts)
+                for (const std::string& ord : o.op_orders) modes.push_back({pol, sy, lay, ord});
+          for (const cache_mode& m : modes) {
             switch (W) {
-              case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, pol); break;
-              case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, pol); break;
-              case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, pol); break;
-              case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, pol); break;
+              case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 8: ycsb_on_device<8>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 16: ycsb_on_device<16>(s, o, t, w[0], dist, records, f, lru, m); break;
+              case 32: ycsb_on_device<32>(s, o, t, w[0], dist, records, f, lru, m); break;
               default: throw warpkv::error(warpkv::errc::invalid_argument, "bucket width must be 4, 8, 16 or 32");
             }
           }

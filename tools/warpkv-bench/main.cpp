@@ -234,9 +234,27 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_option("--batch", ca_batch, "Operations per batch (default 2^20 cuda, 4096 host)");
   c->add_option("--max-kicks", ca.max_kicks, "Cuckoo displacement steps before evicting")->capture_default_str();
-  c->add_option("--policies", ca.policies, "Eviction policies, comma-separated: lru, random (the seed's random CHT)")
+  c->add_option("--policies", ca.policies, "Eviction policies, comma-separated: lru, random (the seed's random CHT), clock")
       ->delimiter(',')
-      ->check(CLI::IsMember({"lru", "random"}))
+      ->check(CLI::IsMember({"lru", "random", "clock"}))
+      ->capture_default_str();
+  c->add_option("--sync", ca.syncs,
+                "Slot synchronization, comma-separated: optimistic (versioned reads), rw_lock (the seed's per-slot "
+                "reader/writer locks); YCSB and --hkv rows run each")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"optimistic", "rw_lock"}))
+      ->capture_default_str();
+  c->add_option("--layouts", ca.layouts,
+                "Value layouts, comma-separated: slab (values in a separate array), inline (after the key words, one "
+                "record per slot); YCSB and --hkv rows run each")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"slab", "inline"}))
+      ->capture_default_str();
+  c->add_option("--op-order", ca.op_orders,
+                "YCSB device batches, comma-separated: mixed (trace order), grouped (each batch stably sorted by "
+                "operation type, so a warp serves one type: the seed's one type per warp)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"mixed", "grouped"}))
       ->capture_default_str();
   c->add_flag("--baseline", ca.baseline, "Also run the in-process CPU baseline cpu_sharded_lru (not memcached)");
   c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");
@@ -249,6 +267,19 @@ int main(int argc, char** argv) {
   c->add_option("--memcached-threads", ca.memcached_threads, "--memcached auto: memcached -t (0: hardware threads)")->capture_default_str();
   c->add_flag("--memcached-pipelined-sets", ca.memcached_pipelined_sets,
               "--memcached: buffer the sets and send them with noreply (memcached's heavy batching) instead of one round trip each");
+  std::vector<std::string> ca_sub_thresholds;
+  std::string ca_sub_ops;
+  c->add_flag("--submitter", ca.submitter,
+              "The host front end (cache_submitter, u64 keys, 32-byte values, 50% get_or_set / 50% set, uniform keys): "
+              "per threshold, throughput and submit-to-result latency median / p99");
+  c->add_option("--submitter-thresholds", ca_sub_thresholds,
+                "--submitter: batch thresholds, comma-separated (default 2^10,2^14,2^17,2^20 cuda; 2^6,2^8,2^10 host)")
+      ->delimiter(',');
+  c->add_option("--submitter-deadline-us", ca.submitter_deadline_us, "--submitter: latency deadline of a partial batch (us)")
+      ->capture_default_str();
+  c->add_option("--submitter-threads", ca.submitter_threads, "--submitter: client threads (0: hardware threads)")
+      ->capture_default_str();
+  c->add_option("--submitter-ops", ca_sub_ops, "--submitter: operations per threshold (default 2^22 cuda, 2^14 host)");
   bool ca_baselines_only = false;
   c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");
 
@@ -277,6 +308,8 @@ int main(int argc, char** argv) {
     if (!ca_ops.empty()) ca.ops = parse_count(ca_ops, "--ops");
     if (!ca_batch.empty()) ca.batch = parse_count(ca_batch, "--batch");
     if (!ca_hkv_capacity.empty()) ca.hkv_capacity = parse_count(ca_hkv_capacity, "--hkv-capacity");
+    for (const auto& t : ca_sub_thresholds) ca.submitter_thresholds.push_back(parse_count(t, "--submitter-thresholds"));
+    if (!ca_sub_ops.empty()) ca.submitter_ops = parse_count(ca_sub_ops, "--submitter-ops");
     ca.ycsb = !ca_no_ycsb;
     if (!dy_ranges.empty()) {
       dy.key_ranges.clear();

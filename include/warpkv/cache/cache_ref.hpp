@@ -5,14 +5,16 @@
 // TileSize slots per lane.
 //
 // Guarantees (argument and linearization points: docs/design/cache.md):
-//  - get/contains never write shared memory except an advisory recency stamp; they never return
-//    a torn value or a value the key did not hold at some instant during the call;
+//  - get/contains never return a torn value or a value the key did not hold at some instant
+//    during the call. With cache_slot_sync::optimistic (default) they write no shared memory but
+//    an advisory recency word; with rw_lock they take the seed's per-slot reader locks;
 //  - set/add/erase/get_or_set's insert hold the key's two bucket locks (ascending order), so a
 //    key is never stored twice; a value is written inside its slot's odd version window;
 //  - an insert into two full buckets first looks for room by cuckoo moves (at most max_kicks
 //    displacement steps, and only while fewer than kick_slots slots are filled), else evicts the
-//    least recently stamped entry of the two buckets (an expired entry goes first), reporting
-//    the evicted key and value when asked.
+//    eviction policy's choice among the two buckets' entries (lru: least recently stamped;
+//    random; clock: second chance; an expired entry goes first), reporting the evicted key and
+//    value when asked.
 // The caller supplies the clock: `stamp` orders recency (larger = more recent; the bulk API uses
 // a batch base plus the operation's index) and `now` is compared with entries' expiry times.
 #include <cstddef>
@@ -42,20 +44,35 @@ struct cache_eviction {
   std::uint8_t* flag = nullptr;    ///< 1 when this operation evicted a live entry, else 0
 };
 
-/// Which live entry an insert into two full buckets replaces: the least recently used of the
-/// 2 x BucketWidth candidates (by recency stamps), or one of them at random (the seed's
-/// "random CHT", for comparison).
-enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1 };
+/// Which live entry an insert into two full buckets replaces, among the 2 x BucketWidth
+/// candidates: lru, the least recently used (by recency stamps); random, any of them (the seed's
+/// "random CHT", for comparison); clock, second chance: a hit sets the slot's reference bit (and
+/// writes nothing when it is already set), an insert sweeps the candidates from a position drawn
+/// from the operation's stamp, clearing set bits, and evicts the first candidate found clear.
+enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1, clock = 2 };
+
+/// How readers and writers of a slot synchronize (detail/slot_protocol.hpp): optimistic, per-slot
+/// versions validated by readers that never write (default); rw_lock, the seed's per-slot
+/// reader/writer lock (atomicMax / atomicAdd / atomicSub), kept to measure the seed's design.
+enum class cache_slot_sync : std::uint8_t { optimistic = 0, rw_lock = 1 };
+
+/// Where a slot's value words live: value_slab, a separate slot-major array (a key's words and
+/// its value are in different arrays); inline_values, right after the key words in one record
+/// per slot (a hit's key and value share cache lines). A layout trial, measured by warpkv-bench.
+enum class cache_layout : std::uint8_t { value_slab = 0, inline_values = 1 };
 
 /// Storage of a cache (all in the backend's memory), slot-major.
 struct cache_storage {
-  std::uint64_t* keys = nullptr;      ///< slots x key words; the last word of a slot is its tag
-  std::uint64_t* values = nullptr;    ///< slots x value words
-  std::uint32_t* versions = nullptr;  ///< one seqlock per slot
+  std::uint64_t* keys = nullptr;      ///< slot s's key words at keys + s x key_stride; the last is its tag
+  std::uint64_t* values = nullptr;    ///< slot s's value words at values + s x value_stride
+  std::uint32_t* versions = nullptr;  ///< per slot: a seqlock (optimistic) or the seed's reader/writer lock (rw_lock)
   std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
   std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
   std::uint32_t* locks = nullptr;     ///< one writer lock per bucket
   unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired)
+  std::uint32_t* moves = nullptr;     ///< rw_lock only: per bucket, odd while a cuckoo move into or out of it runs
+  std::size_t key_stride = 0;         ///< words from one slot's key to the next's (0: the key words)
+  std::size_t value_stride = 0;       ///< words from one slot's value to the next's (0: the value words)
 };
 
 template <class Key, int BucketWidth = 4, int TileSize = BucketWidth>
@@ -77,19 +94,26 @@ class cache_ref {
   cache_ref() = default;
   /// `kick_slots`: cuckoo moves are tried only while fewer slots than this are filled.
   cache_ref(cache_storage s, std::size_t buckets, std::uint32_t value_words, std::uint64_t seed, std::uint32_t max_kicks,
-            std::size_t kick_slots, cache_eviction_policy policy = cache_eviction_policy::lru)
+            std::size_t kick_slots, cache_eviction_policy policy = cache_eviction_policy::lru,
+            cache_slot_sync sync = cache_slot_sync::optimistic)
       : s_(s),
         buckets_(buckets),
         value_words_(value_words),
         seed_(seed),
         max_kicks_(max_kicks),
         kick_slots_(kick_slots),
-        policy_(policy) {}
+        policy_(policy),
+        sync_(sync) {
+    if (s_.key_stride == 0) s_.key_stride = key_words;
+    if (s_.value_stride == 0) s_.value_stride = value_words;
+  }
 
   WARPKV_HD std::size_t buckets() const { return buckets_; }
   WARPKV_HD std::size_t slots() const { return buckets_ * BucketWidth; }
   WARPKV_HD std::uint32_t value_words() const { return value_words_; }
   WARPKV_HD const cache_storage& storage() const { return s_; }
+  WARPKV_HD cache_eviction_policy eviction() const { return policy_; }
+  WARPKV_HD cache_slot_sync slot_sync() const { return sync_; }
 
   /// The two candidate buckets of a key (distinct whenever there are at least two buckets).
   struct bucket_pair {
@@ -155,7 +179,7 @@ class cache_ref {
     layout::to_words(k, q);
     const bucket_pair p = pair_of(q);
     lock_pair(t, p);
-    const scan_result r = locked_scan(t, q, p, c.now);
+    const scan_result r = locked_scan(t, q, p, c);
     status st = status::not_found;
     if (r.hit != npos) {
       clear_slot(t, r.hit);
@@ -172,6 +196,7 @@ class cache_ref {
     const std::uint64_t e = detail::load_word(s_.expires[slot]);
     return e != 0 && e <= now;
   }
+  WARPKV_HD const std::uint64_t* slot_value(std::size_t slot) const { return value_at(slot); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(slot, j));
@@ -186,11 +211,12 @@ class cache_ref {
     bool hit_expired = false;
     std::size_t free = npos;  // first empty slot
     std::size_t stale = npos; // first expired slot (of another key)
-    std::size_t victim = npos;  // least recently stamped slot
+    std::size_t victim = npos;  // the eviction policy's choice among the live candidates
+    std::uint64_t victim_rank = ~0ull;
   };
 
-  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const { return s_.keys[slot * key_words + static_cast<std::size_t>(j)]; }
-  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s_.values + slot * value_words_; }
+  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const { return s_.keys[slot * s_.key_stride + static_cast<std::size_t>(j)]; }
+  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s_.values + slot * s_.value_stride; }
 
   WARPKV_HD bucket_pair pair_of(const std::uint64_t* q) const {
     const std::size_t a = static_cast<std::size_t>(detail::mul_high(layout::hash(q, seed_), buckets_));
@@ -220,11 +246,78 @@ class cache_ref {
     return static_cast<std::size_t>(t.shfl(static_cast<std::uint64_t>(mine), static_cast<unsigned>(lowest_lane(mask))));
   }
 
-  /// Optimistic read of both buckets: the slot of a live entry of key q, or npos. Copies its
-  /// value to `out` when not null and refreshes its stamp when `refresh`.
+  /// Read of both buckets without their bucket locks: the slot of a live entry of key q, or npos.
+  /// Copies its value to `out` when not null and refreshes its recency when `refresh`.
   template <class Tile>
   WARPKV_HD std::size_t lookup(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
                                std::uint64_t* out, bool refresh) const {
+    return sync_ == cache_slot_sync::rw_lock ? lookup_locked(t, q, p, c, out, refresh)
+                                             : lookup_optimistic(t, q, p, c, out, refresh);
+  }
+
+  /// A hit's advisory recency update: lru/random store the operation's stamp when it is newer,
+  /// clock sets the reference bit when it is clear. A lost update only ages the entry.
+  WARPKV_HD void touch(std::size_t slot, cache_clock c) const {
+    const std::uint64_t cur = detail::load_word(s_.stamps[slot]);
+    if (policy_ == cache_eviction_policy::clock) {
+      if (cur == 0) detail::store_word(s_.stamps[slot], 1);
+    } else if (c.stamp > cur) {
+      detail::store_word(s_.stamps[slot], c.stamp);
+    }
+  }
+  /// The recency word an insert or assignment stores: the stamp, or clock's reference bit set.
+  WARPKV_HD std::uint64_t written_stamp(cache_clock c) const { return policy_ == cache_eviction_policy::clock ? 1 : c.stamp; }
+
+  /// The seed's read (rw_lock): each lane takes the reader lock of one candidate slot at a time,
+  /// compares, and keeps it only on a match while the tile copies the value. A miss is accepted
+  /// only when no cuckoo move ran into or out of either bucket meanwhile (the buckets' move
+  /// counters are even and unchanged), since a reader visiting slots one at a time could
+  /// otherwise pass an entry in transit between its two buckets.
+  template <class Tile>
+  WARPKV_HD std::size_t lookup_locked(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
+                                      std::uint64_t* out, bool refresh) const {
+    for (int attempt = 0;; ++attempt) {
+      std::uint32_t m1 = 0, m2 = 0;
+      if (t.thread_rank() == 0) {
+        m1 = atomic_ref<std::uint32_t>(s_.moves[p.first]).load(memory_order::acquire);
+        m2 = atomic_ref<std::uint32_t>(s_.moves[p.second]).load(memory_order::acquire);
+      }
+      m1 = t.shfl(m1, 0);
+      m2 = t.shfl(m2, 0);
+      if (((m1 | m2) & 1u) != 0) {
+        backoff(attempt);
+        continue;
+      }
+      std::size_t mine = npos;  // held: the reader lock of this slot
+      for (int i = 0; i < 2 * per_lane && mine == npos; ++i) {
+        const std::size_t slot = lane_slot(t, p, i);
+        detail::read_lock_slot(s_.versions[slot]);
+        if (key_matches(slot, q) && !slot_expired(slot, c.now)) mine = slot;
+        else detail::read_unlock_slot(s_.versions[slot]);
+      }
+      const std::size_t hit = tile_first(t, mine);
+      if (hit != npos) {
+        t.sync();  // the owner's lock acquisition precedes every lane's value reads
+        if (out != nullptr)
+          for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = detail::load_word(value_at(hit)[j]);
+        t.sync();  // every lane's reads precede the release
+        if (mine == hit && refresh) touch(hit, c);
+        if (mine != npos) detail::read_unlock_slot(s_.versions[mine]);  // a second copy (entry in transit) too
+        return hit;
+      }
+      atomic_thread_fence(memory_order::acquire);
+      std::uint32_t same = 0;
+      if (t.thread_rank() == 0)
+        same = atomic_ref<std::uint32_t>(s_.moves[p.first]).load(memory_order::relaxed) == m1 &&
+               atomic_ref<std::uint32_t>(s_.moves[p.second]).load(memory_order::relaxed) == m2;
+      if (t.shfl(same, 0) != 0) return npos;
+    }
+  }
+
+  /// The optimistic read: versions of both buckets, keys and value, versions again.
+  template <class Tile>
+  WARPKV_HD std::size_t lookup_optimistic(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
+                                          std::uint64_t* out, bool refresh) const {
     for (int attempt = 0;; ++attempt) {
       std::uint32_t ver[2 * per_lane];
       bool stable = true;
@@ -250,8 +343,7 @@ class cache_ref {
       for (int i = 0; i < 2 * per_lane; ++i)
         same = same && atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::relaxed) == ver[i];
       if (!t.all(same)) continue;  // a writer changed one of the slots: read again
-      if (hit != npos && refresh && mine == hit && c.stamp > detail::load_word(s_.stamps[hit]))
-        detail::store_word(s_.stamps[hit], c.stamp);  // advisory: a lost refresh only ages the entry
+      if (hit != npos && refresh && mine == hit) touch(hit, c);
       return hit;
     }
   }
@@ -275,9 +367,41 @@ class cache_ref {
     }
   }
 
-  /// Under the pair's locks: where key q is, the first free and expired slots, and the LRU victim.
+  /// Position of lane-local slot i among the pair's 2 x BucketWidth candidates.
   template <class Tile>
-  WARPKV_HD scan_result locked_scan(const Tile& t, const std::uint64_t* q, const bucket_pair& p, std::uint64_t now) const {
+  WARPKV_HD static std::uint64_t candidate_index(const Tile& t, int i) {
+    return static_cast<std::uint64_t>((i < per_lane ? 0 : BucketWidth) + (i % per_lane) * TileSize) + t.thread_rank();
+  }
+  /// Where random eviction picks and clock's sweep starts: drawn from the operation's stamp.
+  WARPKV_HD std::uint64_t sweep_start(cache_clock c) const {
+    return hash_bits(c.stamp, seed_ + 0x2545f4914f6cdd1dull) % static_cast<std::uint64_t>(2 * BucketWidth);
+  }
+  /// The policy's order of live candidates (the smallest is evicted): lru, the recency stamp;
+  /// random, the distance from the sweep start; clock, the same, after every referenced one.
+  template <class Tile>
+  WARPKV_HD std::uint64_t eviction_rank(const Tile& t, int i, std::size_t slot, std::uint64_t start) const {
+    if (policy_ == cache_eviction_policy::lru) return detail::load_word(s_.stamps[slot]);
+    const std::uint64_t d = (candidate_index(t, i) + 2 * BucketWidth - start) % (2 * BucketWidth);
+    if (policy_ == cache_eviction_policy::clock && detail::load_word(s_.stamps[slot]) != 0) return 2 * BucketWidth + d;
+    return d;
+  }
+  /// Clock, after choosing the victim of rank `victim_rank`: the sweep clears the reference bits
+  /// it passed (all of them when every candidate was referenced).
+  template <class Tile>
+  WARPKV_HD void clock_sweep(const Tile& t, const bucket_pair& p, std::uint64_t start, std::uint64_t victim_rank) const {
+    const std::uint64_t passed = victim_rank >= 2 * BucketWidth ? 2 * BucketWidth : victim_rank;
+    for (int i = 0; i < 2 * per_lane; ++i) {
+      const std::uint64_t d = (candidate_index(t, i) + 2 * BucketWidth - start) % (2 * BucketWidth);
+      const std::size_t slot = lane_slot(t, p, i);
+      if (d < passed && detail::load_word(s_.stamps[slot]) != 0) detail::store_word(s_.stamps[slot], 0);
+    }
+  }
+
+  /// Under the pair's locks: where key q is, the first free and expired slots, and the policy's
+  /// victim among the live entries.
+  template <class Tile>
+  WARPKV_HD scan_result locked_scan(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c) const {
+    const std::uint64_t now = c.now, start = sweep_start(c);
     std::size_t hit = npos, free = npos, stale = npos, victim = npos;
     std::uint64_t oldest = ~0ull;
     for (int i = 0; i < 2 * per_lane; ++i) {
@@ -294,7 +418,7 @@ class cache_ref {
         if (stale == npos) stale = slot;
         continue;
       }
-      const std::uint64_t st = detail::load_word(s_.stamps[slot]);
+      const std::uint64_t st = eviction_rank(t, i, slot, start);
       if (st < oldest || (st == oldest && slot < victim)) {
         oldest = st;
         victim = slot;
@@ -305,7 +429,7 @@ class cache_ref {
     r.hit_expired = r.hit != npos && slot_expired(r.hit, now);
     r.free = tile_first(t, free);
     r.stale = tile_first(t, stale);
-    // butterfly minimum of (stamp, slot) over the tile
+    // butterfly minimum of (rank, slot) over the tile
     for (unsigned off = 1; off < static_cast<unsigned>(TileSize); off <<= 1) {
       const unsigned other = t.thread_rank() ^ off;
       const std::uint64_t o_stamp = t.shfl(oldest, other);
@@ -316,22 +440,44 @@ class cache_ref {
       }
     }
     r.victim = victim;
+    r.victim_rank = oldest;
     return r;
   }
 
-  /// Writes a whole slot inside its odd version window. The caller holds the slot's bucket lock.
+  /// Opens a slot's write window; the caller holds the slot's bucket lock. optimistic: lane 0
+  /// stores the odd version (returned, to close with); rw_lock: lane 0 takes the seed's writer
+  /// lock, waiting for the readers inside to leave.
+  template <class Tile>
+  WARPKV_HD std::uint32_t open_slot(const Tile& t, std::size_t slot) const {
+    std::uint32_t v = 0;
+    if (t.thread_rank() == 0) {
+      if (sync_ == cache_slot_sync::rw_lock) {
+        detail::write_lock_slot(s_.versions[slot]);
+      } else {
+        atomic_ref<std::uint32_t> ver(s_.versions[slot]);
+        v = ver.load(memory_order::relaxed);
+        ver.store(v + 1, memory_order::relaxed);
+      }
+    }
+    t.sync();
+    atomic_thread_fence(memory_order::release);  // the odd version is ordered before every data store
+    return v;
+  }
+  /// Closes the window: the even version (release), or the writer lock's release.
+  template <class Tile>
+  WARPKV_HD void close_slot(const Tile& t, std::size_t slot, std::uint32_t v) const {
+    t.sync();  // every lane's stores precede it
+    if (t.thread_rank() != 0) return;
+    if (sync_ == cache_slot_sync::rw_lock) detail::write_unlock_slot(s_.versions[slot]);
+    else atomic_ref<std::uint32_t>(s_.versions[slot]).store(v + 2, memory_order::release);
+  }
+
+  /// Writes a whole slot inside its write window. The caller holds the slot's bucket lock.
   /// `key` null leaves the key words; `value` null leaves the value words.
   template <class Tile>
   WARPKV_HD void write_slot(const Tile& t, std::size_t slot, const std::uint64_t* key, const std::uint64_t* value,
                             std::uint64_t expires, std::uint64_t stamp) const {
-    std::uint32_t v = 0;
-    atomic_ref<std::uint32_t> ver(s_.versions[slot]);
-    if (t.thread_rank() == 0) {
-      v = ver.load(memory_order::relaxed);
-      ver.store(v + 1, memory_order::relaxed);
-    }
-    t.sync();
-    atomic_thread_fence(memory_order::release);  // the odd version is ordered before every data store
+    const std::uint32_t v = open_slot(t, slot);
     if (value != nullptr)
       for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) detail::store_word(value_at(slot)[j], value[j]);
     if (t.thread_rank() == 0) {
@@ -340,8 +486,7 @@ class cache_ref {
       detail::store_word(s_.expires[slot], expires);
       detail::store_word(s_.stamps[slot], stamp);
     }
-    t.sync();
-    if (t.thread_rank() == 0) ver.store(v + 2, memory_order::release);
+    close_slot(t, slot, v);
   }
 
   template <class Tile>
@@ -366,16 +511,16 @@ class cache_ref {
     const bucket_pair p = pair_of(q);
     if (ev.flag != nullptr && t.thread_rank() == 0) *ev.flag = 0;
     lock_pair(t, p);
-    scan_result r = locked_scan(t, q, p, c.now);
+    scan_result r = locked_scan(t, q, p, c);
     status st = status::inserted;
     if (r.hit != npos && !r.hit_expired) {
       if (m == mode::set) {
-        write_slot(t, r.hit, nullptr, value, expires, c.stamp);
+        write_slot(t, r.hit, nullptr, value, expires, written_stamp(c));
         st = status::assigned;
       } else {
         if (m == mode::get_or_set) {
           if (out != nullptr) copy_value(t, r.hit, out);
-          if (t.thread_rank() == 0 && c.stamp > detail::load_word(s_.stamps[r.hit])) detail::store_word(s_.stamps[r.hit], c.stamp);
+          if (t.thread_rank() == 0) touch(r.hit, c);
         }
         st = status::found;
       }
@@ -390,23 +535,20 @@ class cache_ref {
       if (target == npos) {
         // a walk may pass through p's own buckets (we hold them) even when it fails: scan again
         make_room(t, p, c.stamp);
-        r = locked_scan(t, q, p, c.now);
+        r = locked_scan(t, q, p, c);
         target = r.free;
         fills_empty = target != npos;
       }
       if (target == npos) {
-        target = r.victim;  // both buckets hold live entries: evict the least recently stamped
-        if (policy_ == cache_eviction_policy::random) {  // or any of them (the stamp is unique per operation)
-          const std::uint64_t h = hash_bits(c.stamp, seed_ + 0x2545f4914f6cdd1dull);
-          target = ((h & 1u) != 0 ? p.second : p.first) * BucketWidth + static_cast<std::size_t>((h >> 1) % BucketWidth);
-        }
+        target = r.victim;  // both buckets hold live entries: evict the policy's victim
+        if (policy_ == cache_eviction_policy::clock) clock_sweep(t, p, sweep_start(c), r.victim_rank);
         if (t.thread_rank() == 0) {
           if (ev.key != nullptr) *ev.key = slot_key(target);
           if (ev.flag != nullptr) *ev.flag = 1;
         }
         if (ev.value != nullptr) copy_value(t, target, ev.value);
       }
-      write_slot(t, target, q, value, expires, c.stamp);
+      write_slot(t, target, q, value, expires, written_stamp(c));
       if (fills_empty && t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(1, memory_order::relaxed);
       if (m == mode::get_or_set && out != nullptr && value != nullptr)
         for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = value[j];
@@ -476,6 +618,22 @@ class cache_ref {
     return false;
   }
 
+  /// rw_lock: the move counters of buckets fb and tb (whose locks are held) go odd at the start
+  /// of a move (ordered before its stores by a release fence) and back to even after it (release).
+  template <class Tile>
+  WARPKV_HD void move_counters(const Tile& t, std::size_t fb, std::size_t tb, bool start) const {
+    if (sync_ != cache_slot_sync::rw_lock) return;
+    t.sync();
+    if (t.thread_rank() == 0) {
+      const memory_order o = start ? memory_order::relaxed : memory_order::release;
+      atomic_ref<std::uint32_t> mf(s_.moves[fb]), mt(s_.moves[tb]);
+      mf.store(mf.load(memory_order::relaxed) + 1, o);
+      mt.store(mt.load(memory_order::relaxed) + 1, o);
+      if (start) atomic_thread_fence(memory_order::release);
+    }
+    t.sync();
+  }
+
   /// Moves the entry of slot `from` to the empty slot `to` (its other bucket): try-locks the
   /// buckets not in p (held already), checks both slots, copies, then empties `from`.
   template <class Tile>
@@ -509,15 +667,10 @@ class cache_ref {
       const std::uint64_t expires = detail::load_word(s_.expires[from]);
       const std::uint64_t stamp = detail::load_word(s_.stamps[from]);
       // the copy first, then the clear: a reader of the key sees it in one of its buckets, and a
-      // reader overlapping the move sees a version change and reads again
-      std::uint32_t v = 0;
-      atomic_ref<std::uint32_t> ver(s_.versions[to]);
-      if (t.thread_rank() == 0) {
-        v = ver.load(memory_order::relaxed);
-        ver.store(v + 1, memory_order::relaxed);
-      }
-      t.sync();
-      atomic_thread_fence(memory_order::release);
+      // reader overlapping the move sees a version change (rw_lock: a move counter change) and
+      // reads again
+      move_counters(t, fb, tb, true);
+      const std::uint32_t v = open_slot(t, to);
       for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize)
         detail::store_word(value_at(to)[j], detail::load_word(value_at(from)[j]));
       if (t.thread_rank() == 0) {
@@ -525,9 +678,9 @@ class cache_ref {
         detail::store_word(s_.expires[to], expires);
         detail::store_word(s_.stamps[to], stamp);
       }
-      t.sync();
-      if (t.thread_rank() == 0) ver.store(v + 2, memory_order::release);
+      close_slot(t, to, v);
       clear_slot(t, from);
+      move_counters(t, fb, tb, false);
     }
     t.sync();
     if (t.thread_rank() == 0) {
@@ -544,6 +697,7 @@ class cache_ref {
   std::uint32_t max_kicks_ = 0;
   std::size_t kick_slots_ = 0;
   cache_eviction_policy policy_ = cache_eviction_policy::lru;
+  cache_slot_sync sync_ = cache_slot_sync::optimistic;
 };
 
 }  // namespace warpkv

@@ -10,9 +10,15 @@
 //  - It may forget (evict, expire) but never returns a wrong or torn value: a hit returns a
 //    value the key held at an instant during the call (the latest one in a sequential run).
 //  - An insert into a key's two full buckets first tries cuckoo moves (at most max_kicks steps,
-//    default 5000 as in the seed, only while a free slot exists anywhere), then evicts the least
-//    recently used entry of those two buckets (an approximate LRU by per-slot recency stamps;
-//    exact LRU when the table has two buckets). An expired entry is replaced before any live one.
+//    default 5000 as in the seed, only while a free slot exists anywhere), then evicts an entry
+//    of those two buckets chosen by cache_config::eviction: lru (default; an approximate LRU by
+//    per-slot recency stamps, exact LRU when the table has two buckets), random (the seed's
+//    "random CHT") or clock (second chance by reference bits). An expired entry is replaced
+//    before any live one.
+//  - Slots synchronize by cache_config::sync: optimistic (default; version-validated reads that
+//    write nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
+//    Values live in their own array (cache_config::layout = value_slab, default) or inline after
+//    their key (inline_values): a layout trial.
 //  - Every operation gets a status (core/status.hpp): get/contains -> found | not_found;
 //    set -> inserted | assigned; add -> inserted | found; erase -> erased | not_found;
 //    get_or_set -> found | inserted; any -> invalid_key for a sentinel key (uint64 max; for
@@ -56,7 +62,9 @@ struct cache_config {
   double kick_load_limit = 0.95;   ///< cuckoo moves only while fewer than this x capacity slots are filled; 1.0
                                    ///< is the seed's (a walk then hunts the last free slots: up to max_kicks steps per insert)
   std::uint64_t seed = 0;          ///< hash seed
-  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default) or random (the seed's baseline)
+  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
+  cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
+  cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
 };
 
 /// Largest value width the cache accepts.
@@ -84,17 +92,27 @@ class kv_cache {
             "must be 1 .. " + std::to_string(max_value_bytes) + ", got " + std::to_string(cfg.value_bytes));
     require(cfg.capacity <= (std::size_t{1} << 40), "capacity", "above 2^40 entries");
     require(cfg.kick_load_limit >= 0.0 && cfg.kick_load_limit <= 1.0, "kick_load_limit", "must be in [0, 1]");
-    require(cfg.eviction == cache_eviction_policy::lru || cfg.eviction == cache_eviction_policy::random, "eviction",
-            "unknown eviction policy");
+    require(cfg.eviction == cache_eviction_policy::lru || cfg.eviction == cache_eviction_policy::random ||
+                cfg.eviction == cache_eviction_policy::clock,
+            "eviction", "unknown eviction policy");
+    require(cfg.sync == cache_slot_sync::optimistic || cfg.sync == cache_slot_sync::rw_lock, "sync",
+            "unknown slot synchronization");
+    require(cfg.layout == cache_layout::value_slab || cfg.layout == cache_layout::inline_values, "layout",
+            "unknown layout");
     buckets_ = (cfg.capacity + BucketWidth - 1) / BucketWidth;
     value_words_ = static_cast<std::uint32_t>((cfg.value_bytes + 7) / 8);
     const std::size_t slots = buckets_ * BucketWidth;
-    keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
-    values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
+    if (cfg.layout == cache_layout::inline_values) {  // one record per slot: key words, then value words
+      keys_ = buffer<std::uint64_t>(slots * (ref_type::key_words + value_words_), ex_);
+    } else {
+      keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
+      values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
+    }
     versions_ = buffer<std::uint32_t>(slots, ex_);
     stamps_ = buffer<std::uint64_t>(slots, ex_);
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
+    if (cfg.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
     occupied_ = buffer<unsigned long long>(1, ex_);
     clear();
   }
@@ -114,7 +132,7 @@ class kv_cache {
   /// The device view, for user kernels.
   [[nodiscard]] ref_type ref() const {
     const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
-    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots, cfg_.eviction);
+    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots, cfg_.eviction, cfg_.sync);
   }
   /// Recency stamps handed to batches so far; user kernels driving ref() may take theirs from
   /// reserve_stamps(n) so that their operations order with the batches'.
@@ -227,8 +245,11 @@ class kv_cache {
 
  private:
   [[nodiscard]] cache_storage storage() const {
-    return cache_storage{keys_.data(), values_.data(), versions_.data(), stamps_.data(), expires_.data(), locks_.data(),
-                         occupied_.data()};
+    const bool in = cfg_.layout == cache_layout::inline_values;
+    const std::size_t record = in ? ref_type::key_words + value_words_ : ref_type::key_words;
+    return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
+                         versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
+                         record, in ? record : value_words_};
   }
 
   void run(cache_op uniform, std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> in,
@@ -334,7 +355,7 @@ class kv_cache {
   buffer<std::uint64_t> keys_, values_;
   buffer<std::uint32_t> versions_;
   buffer<std::uint64_t> stamps_, expires_;
-  buffer<std::uint32_t> locks_;
+  buffer<std::uint32_t> locks_, moves_;
   buffer<unsigned long long> occupied_;
 };
 

@@ -104,6 +104,27 @@ class atomic_ref {
     return std::atomic_ref<T>(*p_).fetch_add(v, detail::to_std(o));
 #endif
   }
+  WARPKV_HD T fetch_sub(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().fetch_sub(v, detail::to_cuda(o));
+#else
+    return std::atomic_ref<T>(*p_).fetch_sub(v, detail::to_std(o));
+#endif
+  }
+  /// Stores max(current, v) and returns the current value (CUDA's atomicMax). On the host a
+  /// CAS loop; when the current value is not smaller nothing is written (a load with the
+  /// failure order of `o`).
+  WARPKV_HD T fetch_max(T v, memory_order o = memory_order::seq_cst) const {
+#if WARPKV_DEVICE_PASS
+    return dev().fetch_max(v, detail::to_cuda(o));
+#else
+    std::atomic_ref<T> a(*p_);
+    T cur = a.load(detail::failure_std(o));
+    while (cur < v && !a.compare_exchange_weak(cur, v, detail::to_std(o), detail::failure_std(o))) {
+    }
+    return cur;
+#endif
+  }
   WARPKV_HD T fetch_or(T v, memory_order o = memory_order::seq_cst) const {
 #if WARPKV_DEVICE_PASS
     return dev().fetch_or(v, detail::to_cuda(o));

@@ -72,7 +72,8 @@ struct cache_batch_op {
   }
 };
 
-/// Slot i becomes empty and unlocked; bucket locks cleared alongside.
+/// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
+/// move counters cleared alongside.
 template <class Ref>
 struct cache_init_fn {
   cache_storage s;
@@ -80,11 +81,14 @@ struct cache_init_fn {
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
     for (int j = 0; j < Ref::key_words; ++j)
-      s.keys[i * Ref::key_words + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
+      s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
     s.versions[i] = 0;
     s.stamps[i] = 0;
     s.expires[i] = 0;
-    if (i % bucket_width == 0) s.locks[i / bucket_width] = 0;
+    if (i % bucket_width == 0) {
+      s.locks[i / bucket_width] = 0;
+      if (s.moves != nullptr) s.moves[i / bucket_width] = 0;
+    }
     if (i == 0) *s.occupied = 0;
   }
 };
@@ -106,7 +110,8 @@ struct cache_collect_fn {
     if (keys_out == nullptr) return;
     keys_out[at] = ref.slot_key(i);
     const std::size_t vw = ref.value_words();
-    for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = ref.storage().values[i * vw + j];
+    const std::uint64_t* v = ref.slot_value(i);
+    for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = v[j];
     expires_out[at] = ref.storage().expires[i];
   }
 };

@@ -4,9 +4,18 @@
 //  - A per-bucket writer lock (0 free, 1 held): every operation that changes a bucket holds its
 //    lock; an operation on key k takes both of k's buckets in ascending order (blocking), a
 //    cuckoo move takes any further bucket only by try-lock, so no cycle of waits can form.
-//  - A per-slot version (seqlock): even = stable, odd = a writer is changing the slot. Readers
-//    never write shared memory for correctness: they read the versions, the slot, and the
-//    versions again, and retry unless nothing changed.
+//  - Per slot, one 32-bit word in one of two roles (cache_slot_sync):
+//    optimistic (default): a version (seqlock): even = stable, odd = a writer is changing the
+//      slot. Readers never write shared memory for correctness: they read the versions, the
+//      slot, and the versions again, and retry unless nothing changed.
+//    rw_lock: the seed's reader/writer lock (CCHT section 4.4): 2 x (readers inside) + 1 while a
+//      writer is inside. Writer: atomicMax(word, 1), in when it returned 0. Reader:
+//      atomicAdd(word, 2), in when it returned an even word, else atomicSub(word, 2) and retry;
+//      out by atomicSub(word, 2). The seed releases a writer by atomicExch(word, 0); that erases
+//      the +2 of a reader that is about to take it back after seeing the odd word, and the word
+//      then goes to -2 and admits a writer beside a reader (CacheSlotLock.SeedReleaseLosesReaders
+//      replays it), so a writer here leaves by atomicSub(word, 1) -- the same as atomicExch(word,
+//      0) whenever no reader is passing through.
 #include <cstdint>
 
 #include "warpkv/core/atomic.hpp"
@@ -31,6 +40,31 @@ WARPKV_HD inline bool try_lock_bucket(std::uint32_t& word) {
 }
 
 WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).store(0u, memory_order::release); }
+
+// ---- the seed's per-slot reader/writer lock (rw_lock mode) ----------------------------------
+/// One attempt of a writer: true when it is in (the word was 0 and is now 1).
+WARPKV_HD inline bool try_write_lock_slot(std::uint32_t& word) {
+  return atomic_ref<std::uint32_t>(word).fetch_max(1u, memory_order::acquire) == 0;
+}
+WARPKV_HD inline void write_lock_slot(std::uint32_t& word) {
+  for (int attempt = 0; !try_write_lock_slot(word); ++attempt) backoff(attempt);
+}
+WARPKV_HD inline void write_unlock_slot(std::uint32_t& word) {
+  atomic_ref<std::uint32_t>(word).fetch_sub(1u, memory_order::release);
+}
+/// One attempt of a reader: true when it is in; false leaves the word as it was.
+WARPKV_HD inline bool try_read_lock_slot(std::uint32_t& word) {
+  atomic_ref<std::uint32_t> w(word);
+  if ((w.fetch_add(2u, memory_order::acquire) & 1u) == 0) return true;
+  w.fetch_sub(2u, memory_order::relaxed);  // a writer is inside: take the +2 back
+  return false;
+}
+WARPKV_HD inline void read_lock_slot(std::uint32_t& word) {
+  for (int attempt = 0; !try_read_lock_slot(word); ++attempt) backoff(attempt);
+}
+WARPKV_HD inline void read_unlock_slot(std::uint32_t& word) {
+  atomic_ref<std::uint32_t>(word).fetch_sub(2u, memory_order::release);
+}
 
 WARPKV_HD inline std::uint64_t load_word(const std::uint64_t& w) {
   return atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(w)).load(memory_order::relaxed);
