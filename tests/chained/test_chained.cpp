@@ -158,6 +158,35 @@ TYPED_TEST(ChainedLists, PaperChurnWithANodeForEveryInsert) {
 // plausible stale keys and links instead of zeros. On the H100 that harness broke a list
 // (duplicate live key, live count off by 2) where the single fresh-memory run above passed. This
 // test repeats the batch on recycled memory and checks each map's lists and size.
+/// For a failed churn check: the first keys whose inserted/erased statuses do not net to 0 or 1,
+/// or net to what the lists do not hold, each with its bucket's nodes (chained_map::describe_bucket).
+template <class Map>
+std::string disagreeing_keys(const Map& map, const std::vector<op>& ops, const std::vector<std::uint32_t>& keys,
+                             const std::vector<status>& st) {
+  std::unordered_map<std::uint32_t, long> net;
+  for (std::size_t i = 0; i < ops.size(); ++i) net[keys[i]] += (st[i] == status::inserted) - (st[i] == status::erased);
+  const auto held = map.retrieve_all();
+  std::unordered_map<std::uint32_t, int> present;
+  for (const auto k : held.first) ++present[k];
+  std::string out;
+  int shown = 0;
+  for (const auto& [k, n] : net) {
+    const int p = present.count(k) != 0 ? present[k] : 0;
+    if ((n == 0 || n == 1) && p == n) continue;
+    if (++shown > 4) break;
+    const auto b = map.ref().bucket(k);
+    out += "\n  key " + std::to_string(k) + ": statuses net " + std::to_string(n) + ", lists hold " + std::to_string(p) +
+           "; bucket " + std::to_string(b) + ": " + map.describe_bucket(b) + "; its ops:";
+    int listed = 0;
+    for (std::size_t i = 0; i < ops.size() && listed < 40; ++i)
+      if (keys[i] == k && ops[i] != op::find) {
+        out += std::string(" ") + (ops[i] == op::insert ? "I" : "E") + (st[i] == status::inserted || st[i] == status::erased ? "+" : "-");
+        ++listed;
+      }
+  }
+  return out.empty() ? "none" : out;
+}
+
 template <class Map>
 void paper_churn_repeated() {
   WARPKV_TEST_EXECUTION(ex);
@@ -183,7 +212,9 @@ void paper_churn_repeated() {
     std::vector<std::uint32_t> out;
     const auto st = map.execute(ops, keys, values, out);
     ASSERT_EQ(std::count(st.begin(), st.end(), status::full), 0) << "run " << run;
-    ASSERT_EQ(map.validate(), "") << "run " << run;  // lists sorted, live keys unique, size() live keys
+    const std::string broken = map.validate();  // lists sorted, live keys unique, size() live keys
+    ASSERT_EQ(broken, "") << "run " << run << "; keys whose statuses disagree with the lists: "
+                          << disagreeing_keys(map, ops, keys, st);
     ASSERT_EQ(map.rehash_count(), 0u) << "run " << run;
   }
 }

@@ -33,6 +33,7 @@ struct static_options {
   std::uint64_t keys = 0;  ///< 0: 2^22 on cuda, 2^16 on host
   std::vector<double> load_factors{0.5, 0.8, 0.9, 0.95};
   std::vector<std::string> maps{"hopscotch"};  ///< hopscotch | cuckoo | chained-pool | chained-device
+  unsigned neighborhood = 32;  ///< hopscotch: H, slots a key may sit from its home bucket
 };
 
 struct dynamic_options {

@@ -87,6 +87,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
 
+  s->add_option("--neighborhood", st.neighborhood, "hopscotch: neighborhood H, the slots a key may sit from its home bucket")
+      ->check(CLI::Range(1u, 32u))
+      ->capture_default_str();
   s->add_option("--map", st.maps, "Maps, comma-separated: hopscotch (per --tile), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
       ->delimiter(',')
       ->check(CLI::IsMember({"hopscotch", "cuckoo", "chained-pool", "chained-device"}))

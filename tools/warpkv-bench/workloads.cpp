@@ -229,6 +229,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     typename map_t::config_type cfg;
     cfg.max_load_factor = 1.0;  // capacity C exactly; the load factor is then n / C
     prepare_config(cfg, n);
+    if constexpr (std::is_same_v<typename map_t::config_type, warpkv::hopscotch_config>) cfg.neighborhood = so.neighborhood;
     auto map = std::make_unique<map_t>(capacity, cfg, ex);
     check.expect(map->capacity() == capacity, strf("%s: capacity() is %zu, wanted %llu", cfg_name.c_str(),
                                                    map->capacity(), static_cast<unsigned long long>(capacity)));

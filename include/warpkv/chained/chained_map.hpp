@@ -121,15 +121,14 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     std::array<unsigned long long, 4> h{};
     c.copy_to_host(h.data(), h.size());
     if (h[2] != 0) return "bucket " + std::to_string(h[3] - 1) + "'s list is broken (order, bucket, duplicate or busy bit): " +
-                          describe_list(h[3] - 1);
+                          describe_bucket(h[3] - 1);
     if (h[0] != this->size_)
       return "lists hold " + std::to_string(h[0]) + " live keys but size() is " + std::to_string(this->size_);
     return {};
   }
 
- private:
-  /// Bucket b's first nodes as "key[m][b][?]" (m: marked, b: busy, ?: hashes elsewhere), for validate().
-  std::string describe_list(std::size_t b) const {
+  /// Debug aid: bucket b's first nodes as "key[m][b][?]" (m: marked, b: busy, ?: hashes elsewhere), for validate().
+  std::string describe_bucket(std::size_t b) const {
     constexpr std::size_t room = 24;
     buffer<std::uint64_t> out(3 * room, this->ex_);
     buffer<unsigned long long> length(1, this->ex_);
@@ -150,6 +149,7 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     return s;
   }
 
+ private:
   // ---- hooks of bulk_map_base ------------------------------------------------------------
   /// clear(): every node goes (freed or back to the pool); the buckets stay.
   void reset_table(bool) {
