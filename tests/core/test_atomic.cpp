@@ -2,6 +2,7 @@
 // error/buffer helpers every structure relies on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -52,6 +53,46 @@ TEST(AtomicRef, RacingUpdatesAreExact) {
   EXPECT_EQ(c[2], ~0ull);
   EXPECT_LT(c[3], tiles);
   EXPECT_EQ(word.to_vector()[0], 0u);
+}
+
+/// Index i claims a ticket after a divergent, index-dependent number of spins (threads of one
+/// warp reach the claim at different times, as in the maps' retry loops) and records it.
+struct claim_fn {
+  unsigned long long* next;
+  unsigned long long* tickets;
+  unsigned* next32;
+  unsigned* tickets32;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t i) const {
+    for (std::size_t spin = fmix64(i) % 7; spin > 0; --spin) atomic_ref<unsigned long long>(*next).load(memory_order::acquire);
+    if (fmix64(i) % 3 != 0) tickets[i] = atomic_ref<unsigned long long>(*next).fetch_add_exact(1);
+    else tickets[i] = atomic_ref<unsigned long long>(*next).fetch_add_exact(1);  // a second call site
+    tickets32[i] = atomic_ref<unsigned>(*next32).fetch_add_exact(1u);
+  }
+};
+
+// fetch_add_exact hands every caller its own value, also when the threads of a warp arrive at
+// different times and from different call sites (the merged fetch_add nvcc emits did not, in
+// chained_map's pool on an H100).
+TEST(AtomicRef, FetchAddExactHandsOutDistinctValues) {
+  WARPKV_TEST_EXECUTION(ex);
+  const std::size_t n = 1 << 18;
+  buffer<unsigned long long> next(1, ex), tickets(n, ex);
+  buffer<unsigned> next32(1, ex), tickets32(n, ex);
+  const unsigned long long zero = 0;
+  const unsigned zero32 = 0;
+  next.copy_from_host(&zero, 1);
+  next32.copy_from_host(&zero32, 1);
+  launch<1>(ex, n, simple_body<claim_fn>{{next.data(), tickets.data(), next32.data(), tickets32.data()}});
+  auto t = tickets.to_vector();
+  auto t32 = tickets32.to_vector();
+  std::sort(t.begin(), t.end());
+  std::sort(t32.begin(), t32.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(t[i], i) << "64-bit tickets are not 0..n-1 exactly once";
+    ASSERT_EQ(t32[i], i) << "32-bit tickets are not 0..n-1 exactly once";
+  }
+  EXPECT_EQ(next.to_vector()[0], n);
 }
 
 struct parity_op {

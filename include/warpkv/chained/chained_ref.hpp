@@ -234,7 +234,9 @@ class chained_ref {
 
   WARPKV_HD node_type* allocate() const {
     if constexpr (Alloc == chained_alloc::pool) {
-      const auto i = atomic_ref<unsigned long long>(*pool_used_).fetch_add(1, memory_order::relaxed);
+      // fetch_add_exact: a node must go to one insert only (see its comment: the merged fetch_add
+      // nvcc emits handed the same node to two threads on an H100).
+      const auto i = atomic_ref<unsigned long long>(*pool_used_).fetch_add_exact(1);
       return i < pool_size_ ? &pool_[i] : nullptr;
     } else {
       return detail::heap_new<node_type>();

@@ -125,6 +125,32 @@ class atomic_ref {
     return cur;
 #endif
   }
+  /// Relaxed fetch_add whose result belongs to the calling thread alone: on the GPU, one atomic
+  /// instruction per thread (inline PTX). For fetch_add, nvcc 13.0 (sm_90) merges the calls of a
+  /// warp's active threads into one atomic by a leader that hands out offsets; in chained_map's
+  /// divergent insert path on an H100 that handed two threads the same pool node (duplicate
+  /// nodes, lost keys: ChainedPool.PaperChurnOnRecycledPoolMemory failed in nearly every run and
+  /// passes 18 of 18 with this). Use it where the returned value must be unique (slot or node
+  /// claims); docs/design/chained.md has the account.
+  WARPKV_HD T fetch_add_exact(T v) const {
+#if WARPKV_DEVICE_PASS
+    T old;
+    if constexpr (sizeof(T) == 8) {
+      asm volatile("atom.relaxed.gpu.add.u64 %0, [%1], %2;"
+                   : "=l"(old)
+                   : "l"(p_), "l"(v)
+                   : "memory");
+    } else {
+      asm volatile("atom.relaxed.gpu.add.u32 %0, [%1], %2;"
+                   : "=r"(old)
+                   : "l"(p_), "r"(v)
+                   : "memory");
+    }
+    return old;
+#else
+    return std::atomic_ref<T>(*p_).fetch_add(v, std::memory_order_relaxed);
+#endif
+  }
   WARPKV_HD T fetch_or(T v, memory_order o = memory_order::seq_cst) const {
 #if WARPKV_DEVICE_PASS
     return dev().fetch_or(v, detail::to_cuda(o));
