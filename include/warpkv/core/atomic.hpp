@@ -125,23 +125,24 @@ class atomic_ref {
     return cur;
 #endif
   }
-  /// Relaxed fetch_add whose result belongs to the calling thread alone: on the GPU, one atomic
-  /// instruction per thread (inline PTX). For fetch_add, nvcc 13.0 (sm_90) merges the calls of a
-  /// warp's active threads into one atomic by a leader that hands out offsets; in chained_map's
-  /// divergent insert path on an H100 that handed two threads the same pool node (duplicate
-  /// nodes, lost keys: ChainedPool.PaperChurnOnRecycledPoolMemory failed in nearly every run and
-  /// passes 18 of 18 with this). Use it where the returned value must be unique (slot or node
-  /// claims); docs/design/chained.md has the account.
+  /// Relaxed fetch_add whose result belongs to the calling thread alone: on the GPU, one
+  /// `atom.global.add` per thread (inline PTX), so the object must be in global memory there. For
+  /// fetch_add, the toolchain (nvcc 13.0, sm_90) merges the calls of a warp's active threads into
+  /// one atomic by a leader that hands out offsets (VOTE/FLO/POPC/SHFL in the SASS); in
+  /// chained_map's divergent insert path on an H100 that handed two threads the same pool node
+  /// (duplicate nodes, lost keys: ChainedPool.PaperChurnOnRecycledPoolMemory failed in nearly every
+  /// run). A generic-address `atom.add` in inline PTX still failed; `atom.global.add` passed 18 of
+  /// 18 runs. Use it where the returned value must be unique (slot or node claims).
   WARPKV_HD T fetch_add_exact(T v) const {
 #if WARPKV_DEVICE_PASS
     T old;
     if constexpr (sizeof(T) == 8) {
-      asm volatile("atom.relaxed.gpu.add.u64 %0, [%1], %2;"
+      asm volatile("atom.relaxed.gpu.global.add.u64 %0, [%1], %2;"
                    : "=l"(old)
                    : "l"(p_), "l"(v)
                    : "memory");
     } else {
-      asm volatile("atom.relaxed.gpu.add.u32 %0, [%1], %2;"
+      asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], %2;"
                    : "=r"(old)
                    : "l"(p_), "r"(v)
                    : "memory");
