@@ -121,6 +121,30 @@ TYPED_TEST(ChainedLists, ChurnIsReclaimedByRebuilds) {
   ASSERT_EQ(map.validate(), "");
 }
 
+/// One batch of the GLHT paper's dynamic experiment: insert/erase/find 40/40/20 (no upserts) on
+/// keys drawn from `range`, and a pool config with a node for every insert op (no insert comes
+/// back full, so every insert races the others for real).
+struct paper_churn {
+  std::vector<op> ops;
+  std::vector<std::uint32_t> keys, values;
+  chained_config cfg;
+};
+paper_churn paper_churn_batch(std::size_t n, std::size_t range, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  paper_churn b{std::vector<op>(n), std::vector<std::uint32_t>(n), std::vector<std::uint32_t>(n), {}};
+  std::size_t inserts = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = rng() % 100;
+    b.ops[i] = r < 40 ? op::insert : r < 80 ? op::erase : op::find;
+    inserts += b.ops[i] == op::insert;
+    b.keys[i] = make_key<std::uint32_t>(1 + rng() % range);
+    b.values[i] = static_cast<std::uint32_t>(i + 1);
+  }
+  b.cfg.max_load_factor = 0.85;
+  b.cfg.pool_nodes = inserts;
+  return b;
+}
+
 // The GLHT paper's dynamic experiment (the case `warpkv-bench paper` failed on the H100 while the
 // typed suite passed): one batch of insert/erase/find (40/40/20, no upserts) with a pool that holds
 // a node for every insert op, so no insert ever comes back full and every insert races the others
@@ -131,33 +155,15 @@ TYPED_TEST(ChainedLists, PaperChurnWithANodeForEveryInsert) {
   const bool gpu = ex.where == backend::cuda;
   const std::size_t n = std::max<std::size_t>(2000, static_cast<std::size_t>((gpu ? 1e7 : 20000) * test_scale()));
   for (const std::size_t range : {gpu ? std::size_t{100000} : std::size_t{2000}, n}) {
-    std::mt19937_64 rng(range);
-    std::vector<op> ops(n);
-    std::vector<std::uint32_t> keys(n), values(n);
-    std::size_t inserts = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto r = rng() % 100;
-      ops[i] = r < 40 ? op::insert : r < 80 ? op::erase : op::find;
-      inserts += ops[i] == op::insert;
-      keys[i] = make_key<std::uint32_t>(1 + rng() % range);
-      values[i] = static_cast<std::uint32_t>(i + 1);
-    }
-    chained_config cfg;
-    cfg.max_load_factor = 0.85;
-    cfg.pool_nodes = inserts;
-    TypeParam map(range, cfg, ex);
+    const auto b = paper_churn_batch(n, range, range);
+    TypeParam map(range, b.cfg, ex);
     std::unordered_map<std::uint32_t, std::uint32_t> state;
-    const auto problem = execute_and_check(map, ops, keys, values, state);
+    const auto problem = execute_and_check(map, b.ops, b.keys, b.values, state);
     ASSERT_FALSE(problem.has_value()) << "range " << range << ": " << *problem;
     EXPECT_EQ(map.rehash_count(), 0u) << "range " << range;
   }
 }
 
-// `warpkv-bench paper` runs the churn above on a fresh map five times in a row (warm-ups and
-// repeats): each map's pool reuses the memory of the one before, so its nodes start out holding
-// plausible stale keys and links instead of zeros. On the H100 that harness broke a list
-// (duplicate live key, live count off by 2) where the single fresh-memory run above passed. This
-// test repeats the batch on recycled memory and checks each map's lists and size.
 /// For a failed churn check: the first keys whose inserted/erased statuses do not net to 0 or 1,
 /// or net to what the lists do not hold, each with its bucket's nodes (chained_map::describe_bucket).
 template <class Map>
@@ -187,34 +193,26 @@ std::string disagreeing_keys(const Map& map, const std::vector<op>& ops, const s
   return out.empty() ? "none" : out;
 }
 
+// The churn above, six batches on fresh maps in a row (as `warpkv-bench paper` runs its warm-ups
+// and repeats). On the H100 the T=1 pool map failed it in nearly every run where one batch often
+// passed: a warp-merged fetch_add gave one pool node to two inserts (a node linked twice, keys
+// lost; docs/perf.md, session 4). On failure it names the keys whose statuses disagree with the
+// lists, with their buckets' nodes.
 template <class Map>
 void paper_churn_repeated() {
   WARPKV_TEST_EXECUTION(ex);
   const bool gpu = ex.where == backend::cuda;
   const std::size_t n = std::max<std::size_t>(2000, static_cast<std::size_t>((gpu ? 1e7 : 20000) * test_scale()));
   const std::size_t range = gpu ? 100000 : 2000;
-  std::mt19937_64 rng(7);
-  std::vector<op> ops(n);
-  std::vector<std::uint32_t> keys(n), values(n);
-  std::size_t inserts = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto r = rng() % 100;
-    ops[i] = r < 40 ? op::insert : r < 80 ? op::erase : op::find;
-    inserts += ops[i] == op::insert;
-    keys[i] = make_key<std::uint32_t>(1 + rng() % range);
-    values[i] = static_cast<std::uint32_t>(i + 1);
-  }
-  chained_config cfg;
-  cfg.max_load_factor = 0.85;
-  cfg.pool_nodes = inserts;
+  const auto b = paper_churn_batch(n, range, 7);
   for (int run = 0; run < 6; ++run) {
-    Map map(range, cfg, ex);
+    Map map(range, b.cfg, ex);
     std::vector<std::uint32_t> out;
-    const auto st = map.execute(ops, keys, values, out);
+    const auto st = map.execute(b.ops, b.keys, b.values, out);
     ASSERT_EQ(std::count(st.begin(), st.end(), status::full), 0) << "run " << run;
     const std::string broken = map.validate();  // lists sorted, live keys unique, size() live keys
     ASSERT_EQ(broken, "") << "run " << run << "; keys whose statuses disagree with the lists: "
-                          << disagreeing_keys(map, ops, keys, st);
+                          << disagreeing_keys(map, b.ops, b.keys, st);
     ASSERT_EQ(map.rehash_count(), 0u) << "run " << run;
   }
 }
