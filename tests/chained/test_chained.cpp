@@ -221,6 +221,21 @@ TEST(ChainedPool, PaperChurnOnRecycledPoolMemoryTile4) {
   paper_churn_repeated<chained_map<std::uint32_t, std::uint32_t, chained_alloc::pool, 4>>();
 }
 
+// describe_bucket (what validate() prints for a broken list) shows a bucket's keys in list order,
+// the erased ones that are still linked marked "m", and refuses a bucket past the table.
+TEST(ChainedPool, DescribeBucketListsTheKeysInOrder) {
+  WARPKV_TEST_EXECUTION(ex);
+  pool32 map(512, {}, ex);
+  auto keys = keys_in_bucket(map, 7, 3);
+  std::vector<std::uint32_t> values(keys.size(), 1);
+  map.insert(keys, values);
+  std::sort(keys.begin(), keys.end());
+  std::string want = "3 nodes:";
+  for (const auto k : keys) want += " " + std::to_string(k);
+  EXPECT_EQ(map.describe_bucket(7), want);
+  EXPECT_THROW((void)map.describe_bucket(map.capacity()), error);
+}
+
 // Inside the ref nothing grows: a pool of 64 nodes takes exactly 64 of 100 distinct keys and
 // reports the rest full, leaving the lists holding exactly the keys reported inserted.
 TEST(ChainedPool, RefReportsFullWhenThePoolIsUsedUp) {

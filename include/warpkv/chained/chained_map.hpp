@@ -129,6 +129,7 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
 
   /// Debug aid: bucket b's first nodes as "key[m][b][?]" (m: marked, b: busy, ?: hashes elsewhere), for validate().
   std::string describe_bucket(std::size_t b) const {
+    require(b < this->capacity_, "b", "bucket index past capacity()");
     constexpr std::size_t room = 24;
     buffer<std::uint64_t> out(3 * room, this->ex_);
     buffer<unsigned long long> length(1, this->ex_);
