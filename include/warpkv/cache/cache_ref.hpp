@@ -376,12 +376,17 @@ class cache_ref {
   WARPKV_HD std::uint64_t sweep_start(cache_clock c) const {
     return hash_bits(c.stamp, seed_ + 0x2545f4914f6cdd1dull) % static_cast<std::uint64_t>(2 * BucketWidth);
   }
+  /// How far along the sweep from `start` lane-local candidate i lies (random's and clock's order).
+  template <class Tile>
+  WARPKV_HD static std::uint64_t sweep_distance(const Tile& t, int i, std::uint64_t start) {
+    return (candidate_index(t, i) + 2 * BucketWidth - start) % (2 * BucketWidth);
+  }
   /// The policy's order of live candidates (the smallest is evicted): lru, the recency stamp;
   /// random, the distance from the sweep start; clock, the same, after every referenced one.
   template <class Tile>
   WARPKV_HD std::uint64_t eviction_rank(const Tile& t, int i, std::size_t slot, std::uint64_t start) const {
     if (policy_ == cache_eviction_policy::lru) return detail::load_word(s_.stamps[slot]);
-    const std::uint64_t d = (candidate_index(t, i) + 2 * BucketWidth - start) % (2 * BucketWidth);
+    const std::uint64_t d = sweep_distance(t, i, start);
     if (policy_ == cache_eviction_policy::clock && detail::load_word(s_.stamps[slot]) != 0) return 2 * BucketWidth + d;
     return d;
   }
@@ -391,7 +396,7 @@ class cache_ref {
   WARPKV_HD void clock_sweep(const Tile& t, const bucket_pair& p, std::uint64_t start, std::uint64_t victim_rank) const {
     const std::uint64_t passed = victim_rank >= 2 * BucketWidth ? 2 * BucketWidth : victim_rank;
     for (int i = 0; i < 2 * per_lane; ++i) {
-      const std::uint64_t d = (candidate_index(t, i) + 2 * BucketWidth - start) % (2 * BucketWidth);
+      const std::uint64_t d = sweep_distance(t, i, start);
       const std::size_t slot = lane_slot(t, p, i);
       if (d < passed && detail::load_word(s_.stamps[slot]) != 0) detail::store_word(s_.stamps[slot], 0);
     }
