@@ -227,9 +227,10 @@ bool same_partition(const std::vector<std::int32_t>& a, const std::vector<int>& 
 }
 
 void expect_matches_reference(const execution& ex, std::size_t n, std::size_t d, std::size_t k, double spread,
-                              std::uint64_t seed, smem_layout layout) {
+                              std::uint64_t seed, smem_layout layout,
+                              kmeans::distance_method distance = kmeans::distance_method::fused) {
   SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k) +
-               " seed=" + std::to_string(seed));
+               " seed=" + std::to_string(seed) + " distance=" + std::to_string(static_cast<int>(distance)));
   const blobs b = make_blobs(n, d, k, spread, seed);
   std::vector<std::size_t> init_rows;
   for (std::size_t c = 0; c < k; ++c) init_rows.push_back((c * 7919 + seed) % n);
@@ -244,8 +245,10 @@ void expect_matches_reference(const execution& ex, std::size_t n, std::size_t d,
   p.initial_centroids = rows_of(b.points, d, init_rows);
   p.max_iter = 8;
   p.tol = 0;
+  p.distance = distance;
   const auto got = kmeans::fit(b.points, n, d, k, p);
   const auto want = reference_lloyd(b.points, n, d, k, p.initial_centroids, p.max_iter);
+  EXPECT_EQ(got.distance, distance);  // what was asked for is what ran
   ASSERT_EQ(got.labels.size(), n);
   ASSERT_EQ(got.centroids.size(), k * d);
   EXPECT_EQ(got.iterations, want.iterations);
@@ -824,6 +827,223 @@ TEST(KmeansTf32, EdgeShapesAndEmptyClusters) {
   }
 }
 
+// ---- the GEMM distance path (detail/assign_gemm.hpp) ------------------------------------------
+// On the cuda backend distance = gemm runs cuBLAS (these tests then need libcublas); on the host
+// backend the same chunks, argmin and accumulation with a host loop for the product.
+
+using kmeans::distance_method;
+
+/// Whether automatic should pick gemm for k x d on `ex` (fp32 / tf32).
+bool expect_automatic_gemm(const execution& ex, std::size_t kd) {
+  return ex.where == backend::cuda && kd >= kmeans::gemm_min_kd && detail::cublas_unavailable().empty();
+}
+
+TEST(KmeansGemm, MatchesSequentialLloyd) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Small d; d not a multiple of 4 with n not a multiple of 32; k x d past the shared
+  // accumulators; k x d >= 2^16 (where automatic picks gemm on the GPU).
+  static constexpr std::size_t shapes[][3] = {{1000, 2, 5}, {777, 37, 12}, {900, 48, 150}, {560, 130, 510}};
+  for (std::size_t s = 0; s < 4; ++s) {
+    const auto& sh = shapes[s];
+    expect_matches_reference(ex, sh[0], sh[1], sh[2], 6.0, 40 + s, smem_layout::padded_odd, distance_method::gemm);
+  }
+}
+
+TEST(KmeansGemm, FitAndPredictAgreeWithFused) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Blobs far from the origin (the centring keeps the GEMM form's near-ties few); gemm forced
+  // below the automatic threshold (on the GPU: cuBLAS at a shape that stays cheap on the host).
+  const std::size_t n = static_cast<std::size_t>(scaled(2000, 600)), d = 64, k = 128;
+  blobs b = make_blobs(n, d, k, 3.0, 77);
+  for (auto& v : b.points) v += 100.0f;
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::kmeans_plus_plus;
+  p.seed = 5;
+  p.max_iter = 4;
+  p.tol = 0;
+  p.distance = distance_method::fused;
+  const auto fused = kmeans::fit(b.points, n, d, k, p);
+  p.distance = distance_method::gemm;
+  const auto gemm = kmeans::fit(b.points, n, d, k, p);
+  ASSERT_EQ(fused.distance, distance_method::fused);
+  ASSERT_EQ(gemm.distance, distance_method::gemm);
+  EXPECT_EQ(gemm.iterations, fused.iterations);
+  for (std::size_t e = 0; e < k * d; ++e)
+    ASSERT_NEAR(gemm.centroids[e], fused.centroids[e], 1e-4 * std::fabs(fused.centroids[e])) << "centroid value " << e;
+  std::vector<double> cent(fused.centroids.begin(), fused.centroids.end());
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (gemm.labels[i] == fused.labels[i]) continue;
+    ++differing;
+    EXPECT_TRUE(near_tie(b.points, i, d, cent, k)) << "point " << i;
+  }
+  EXPECT_LE(differing, n / 100);
+  EXPECT_NEAR(gemm.inertia, fused.inertia, 1e-5 * fused.inertia);
+  // Deterministic: a second gemm fit is bit for bit the first.
+  const auto again = kmeans::fit(b.points, n, d, k, p);
+  EXPECT_EQ(again.labels, gemm.labels);
+  EXPECT_EQ(again.centroids, gemm.centroids);
+  EXPECT_EQ(again.inertia, gemm.inertia);
+  // predict through gemm gives fit's labels (same centroids, same path); fused predict gives
+  // the same except near-ties.
+  const auto by_gemm =
+      kmeans::predict(b.points, n, d, gemm.centroids, k, ex, distance_precision::fp32, distance_method::gemm);
+  EXPECT_EQ(by_gemm, gemm.labels);
+  const auto by_fused =
+      kmeans::predict(b.points, n, d, gemm.centroids, k, ex, distance_precision::fp32, distance_method::fused);
+  std::vector<double> gcent(gemm.centroids.begin(), gemm.centroids.end());
+  for (std::size_t i = 0; i < n; ++i)
+    if (by_fused[i] != by_gemm[i]) EXPECT_TRUE(near_tie(b.points, i, d, gcent, k)) << "point " << i;
+}
+
+TEST(KmeansGemm, Tf32RecoversSeparatedBlobsLikeFp32) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = 700, d = 150, k = 70;
+  blobs b = make_blobs(n, d, k, 40.0, 12);
+  for (auto& v : b.points) v += 500.0f;
+  std::vector<float> init;
+  for (std::size_t c = 0; c < k; ++c)  // one point of every true cluster (points i % k == c)
+    init.insert(init.end(), b.points.begin() + static_cast<std::ptrdiff_t>(c * d),
+                b.points.begin() + static_cast<std::ptrdiff_t>((c + 1) * d));
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::user;
+  p.initial_centroids = init;
+  p.max_iter = 20;
+  p.distance = distance_method::fused;
+  const auto want = kmeans::fit(b.points, n, d, k, p);
+  ASSERT_TRUE(same_partition(want.labels, b.truth));
+  p.precision = distance_precision::tf32;
+  p.distance = distance_method::gemm;
+  const auto got = kmeans::fit(b.points, n, d, k, p);
+  EXPECT_EQ(got.distance, distance_method::gemm);
+  EXPECT_EQ(got.labels, want.labels);
+  EXPECT_EQ(got.centroids, want.centroids);
+  EXPECT_EQ(got.inertia, want.inertia);  // exact float32 distances whatever picked the labels
+  EXPECT_EQ(kmeans::predict(b.points, n, d, got.centroids, k, ex, distance_precision::tf32, distance_method::gemm),
+            got.labels);
+}
+
+TEST(KmeansGemm, Tf32LabelAgreementWithFp32) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // Uniform points near the origin (many near-ties) against centroids drawn from them.
+  const std::size_t n = static_cast<std::size_t>(scaled(3000, 500)), d = 64, k = 100;
+  const std::vector<float> x = uniform_points(n * d, -0.5f, 21);
+  std::vector<float> cent(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(k * d));
+  for (auto& v : cent) v += 0.01f;
+  const auto fp32 = kmeans::predict(x, n, d, cent, k, ex, distance_precision::fp32, distance_method::fused);
+  const auto got = kmeans::predict(x, n, d, cent, k, ex, distance_precision::tf32, distance_method::gemm);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < n; ++i) same += got[i] == fp32[i] ? 1 : 0;
+  EXPECT_GE(static_cast<double>(same) / static_cast<double>(n), 0.98) << same << " of " << n;
+  std::printf("[ agreement ] gemm tf32 predict n=%zu d=%zu k=%zu: %.5f\n", n, d, k,
+              static_cast<double>(same) / static_cast<double>(n));
+}
+
+TEST(KmeansGemm, TiesGoToTheLowerCentroidIndex) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  // As Kmeans.TiesGoToTheLowerCentroidIndex; k even, so the centroids' mean has x_0 = 0 and
+  // every score is exactly equal (an odd k makes them equal only up to rounding).
+  for (std::size_t d : {3u, 70u}) {
+    for (std::size_t k : {2u, 34u, 200u}) {
+      std::vector<float> centroids(k * d, 5.0f);
+      for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;
+      std::vector<float> points(300 * d, 5.0f);
+      for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
+      const auto labels = kmeans::predict(points, 300, d, centroids, k, ex, distance_precision::fp32, distance_method::gemm);
+      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k << " point " << i;
+      centroids[(k - 1) * d] = 0.0f;
+      const auto last = kmeans::predict(points, 300, d, centroids, k, ex, distance_precision::fp32, distance_method::gemm);
+      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
+    }
+  }
+}
+
+TEST(KmeansGemm, ChunkSizeDoesNotChangeTheResult) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = 1000, d = 19, k = 37;  // n not a multiple of 32: a short last chunk and tile
+  const blobs b = make_blobs(n, d, k, 3.0, 8);
+  const std::vector<float> host_centroids(b.points.begin(), b.points.begin() + static_cast<std::ptrdiff_t>(k * d));
+  const buffer<float> pts = buffer<float>::from_host(std::span<const float>(b.points), ex);
+  const buffer<float> cents = buffer<float>::from_host(std::span<const float>(host_centroids), ex);
+  const std::vector<float> mu = detail::centroid_mean(host_centroids.data(), k, d);
+  const buffer<float> centre = buffer<float>::from_host(std::span<const float>(mu), ex);
+  std::vector<std::vector<std::uint64_t>> sums;
+  std::vector<std::vector<std::int32_t>> labels;
+  std::vector<std::vector<float>> dists;
+  for (std::size_t chunk : {std::size_t{0}, std::size_t{32}, std::size_t{100}}) {
+    buffer<std::int32_t> l(n, ex);
+    buffer<float> dist(n, ex);
+    buffer<std::uint64_t> acc(k * d + k + 1, ex);
+    detail::fill_zero(ex, acc.data(), acc.size());
+    detail::assign_args a;
+    a.points = pts.data();
+    a.n = n;
+    a.d = d;
+    a.centroids = cents.data();
+    a.k = k;
+    a.labels = l.data();
+    a.dist = dist.data();
+    a.dist_mode = detail::dist_output::write;
+    a.sums = acc.data();
+    a.counts = acc.data() + k * d;
+    a.inertia = acc.data() + k * d + k;
+    a.sum_scale = detail::fixed_scale(20.0, n);
+    a.dist_scale = detail::fixed_scale(d * 4.0 * 400, n);
+    a.centre = centre.data();
+    detail::gemm_assigner g(ex, n, d, k, false, chunk);
+    EXPECT_EQ(g.chunk_rows(), chunk == 0 ? 1024u : chunk == 100 ? 128u : 32u);
+    g.run(a);
+    sums.push_back(acc.to_vector());
+    labels.push_back(l.to_vector());
+    dists.push_back(dist.to_vector());
+  }
+  for (std::size_t r = 1; r < sums.size(); ++r) {
+    EXPECT_EQ(sums[r], sums[0]);
+    EXPECT_EQ(labels[r], labels[0]);
+    EXPECT_EQ(dists[r], dists[0]);
+  }
+  // Distances are the exact float32 ones of the chosen centroid; counts add up to n.
+  std::uint64_t total = 0;
+  for (std::size_t c = 0; c < k; ++c) total += sums[0][k * d + c];
+  EXPECT_EQ(total, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<std::size_t>(labels[0][i]);
+    ASSERT_LT(c, k);
+    EXPECT_EQ(dists[0][i], detail::exact_sq_dist(&b.points[i * d], &host_centroids[c * d], d)) << i;
+  }
+}
+
+TEST(KmeansGemm, AutomaticPicksByShapeAndPrecision) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  struct shape {
+    std::size_t n, d, k;
+  };
+  for (const shape sh : {shape{300, 8, 16}, shape{300, 256, 256}}) {
+    const blobs b = make_blobs(sh.n, sh.d, sh.k, 5.0, 3);
+    for (const distance_precision prec : {distance_precision::fp32, distance_precision::tf32, distance_precision::tf32x3}) {
+      kmeans::params p;
+      p.exec = ex;
+      p.max_iter = 2;
+      p.precision = prec;
+      const auto r = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
+      const bool gemm = prec != distance_precision::tf32x3 && expect_automatic_gemm(ex, sh.d * sh.k);
+      EXPECT_EQ(r.distance, gemm ? distance_method::gemm : distance_method::fused)
+          << "d=" << sh.d << " k=" << sh.k << " precision=" << static_cast<int>(prec);
+    }
+  }
+  if (ex.where == backend::cuda)  // the lead's GPU runs must exercise cuBLAS, not fall back silently
+    EXPECT_EQ(detail::cublas_unavailable(), "");
+}
+
 template <class F>
 void expect_invalid(F&& f, const std::string& argument) {
   try {
@@ -880,6 +1100,15 @@ TEST(Kmeans, BadInputNamesTheArgument) {
   m.precision = static_cast<kmeans::distance_precision>(7);
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.precision");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0}, 1, ex, m.precision); }, "precision");
+  m = p;
+  m.distance = static_cast<kmeans::distance_method>(9);
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.distance");
+  expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0}, 1, ex, distance_precision::fp32, m.distance); },
+                 "distance");
+  m.distance = kmeans::distance_method::gemm;  // cuBLAS has no 3xTF32 SGEMM
+  m.precision = distance_precision::tf32x3;
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.distance");
+  expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0}, 1, ex, m.precision, m.distance); }, "distance");
 }
 
 }  // namespace

@@ -23,6 +23,22 @@
 //    every operand into two TF32 parts for float32-class accuracy. Either way the inertia and
 //    distances reported are exact float32 distances to the chosen centroids, every run gives
 //    the same labels, and the initialisation (always fp32) is the same as with fp32.
+//  - The assignment step (fit and predict) runs one of two ways, params.distance (predict: its
+//    `distance` argument): fused, one kernel for distances, argmin and sums (assign.hpp,
+//    assign_mma.hpp); or gemm, cuBLAS SGEMM for the dot products in chunks of about 32 MiB of
+//    scores (never the n x k matrix), then an argmin kernel and the same fixed-point
+//    accumulation (assign_gemm.hpp), fp32 or tf32 (cuBLAS TF32 tensor-op math). automatic (the
+//    default) takes gemm on the GPU when k x d >= 2^16 (gemm_min_kd: d=128 k=1024 measured 4x
+//    faster through cuBLAS, d=32 k=256 1.1-1.3x slower) for fp32 and tf32, and the fused kernel
+//    otherwise: for tf32x3 (cuBLAS has no 3xTF32 SGEMM), on the host backend, and when libcublas
+//    cannot be loaded (it is opened at run time: WARPKV_CUBLAS=/path names it); asking for gemm
+//    then throws naming params.distance. result.distance says which ran. gemm labels minimise
+//    ||c - mu||^2 + 2 mu.(c - mu) - 2 x.(c - mu) (mu the mean of the centroids): they may differ
+//    from fused fp32 labels where a point's two nearest centroids are within that form's float32
+//    rounding; inertia and distances are still exact float32 distances to the chosen centroids.
+//    Deterministic as above for one GPU model and cuBLAS version (cuBLAS SGEMM is bitwise
+//    reproducible for a fixed configuration). On the host backend gemm runs the same chunks,
+//    argmin and accumulation with a plain loop for the product (the path's tests run in CI).
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
 //    distances overflow float32, initial centroids of the wrong shape or not finite.
@@ -33,12 +49,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/kmeans/detail/assign_gemm.hpp"
 #include "warpkv/kmeans/detail/layout.hpp"
 #include "warpkv/kmeans/detail/steps.hpp"
 #include "warpkv/kmeans/detail/tf32.hpp"
@@ -63,6 +82,7 @@ struct params {
   double oversampling = 2.0;     ///< k-means|| draws about oversampling x k points per round
   smem_layout layout = smem_layout::padded_odd;  ///< natural: the bank-conflicting layout, for benchmarks
   distance_precision precision = distance_precision::fp32;  ///< tf32 / tf32x3: tensor-core distances (opt-in)
+  distance_method distance = distance_method::automatic;    ///< fused kernel or cuBLAS GEMM (see the header comment)
   execution exec = execution::automatic();
 };
 
@@ -74,6 +94,7 @@ struct result {
   unsigned iterations = 0;       ///< Lloyd iterations run
   bool converged = false;        ///< the shift fell to tol before max_iter
   std::vector<double> inertia_history;  ///< inertia of each iteration's assignment (before its update)
+  distance_method distance = distance_method::fused;  ///< the assignment path used: fused or gemm
 };
 
 /// fit() on host ranges.
@@ -84,6 +105,7 @@ struct host_result {
   unsigned iterations = 0;
   bool converged = false;
   std::vector<double> inertia_history;
+  distance_method distance = distance_method::fused;
 };
 
 namespace impl {
@@ -108,6 +130,27 @@ inline void set_centre(const execution& ex, const float* centroids, std::size_t 
                        std::vector<float>& host, float* centre) {
   host = warpkv::detail::centroid_mean(centroids, k, d);
   warpkv::detail::from_host(ex, centre, host.data(), d);
+}
+
+/// Whether the assignment step runs as a GEMM (assign_gemm.hpp); throws naming `name` when
+/// gemm is asked for and cannot run. On the host backend gemm runs the GEMM path's host loop
+/// (the same chunks, argmin and accumulation, for tests); automatic picks it on the GPU only.
+inline bool use_gemm(distance_method m, const execution& ex, std::size_t d, std::size_t k, distance_precision prec,
+                     const char* name) {
+  require(m == distance_method::automatic || m == distance_method::fused || m == distance_method::gemm, name,
+          "must be automatic, fused or gemm (got " + std::to_string(static_cast<unsigned>(m)) + ")");
+  if (m == distance_method::fused) return false;
+  if (m == distance_method::gemm) {
+    require(prec != distance_precision::tf32x3, name,
+            "gemm has no tf32x3 mode (cuBLAS SGEMM offers no 3xTF32 split): use fused for tf32x3");
+    if (ex.where == backend::cuda) {
+      const std::string why = warpkv::detail::cublas_unavailable();
+      require(why.empty(), name, "gemm needs cuBLAS: " + why);
+    }
+    return true;
+  }
+  return ex.where == backend::cuda && k * d >= gemm_min_kd && prec != distance_precision::tf32x3 &&
+         warpkv::detail::cublas_unavailable().empty();
 }
 
 inline void check_params(const params& p, std::size_t d, std::size_t k) {
@@ -194,10 +237,19 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.inertia = acc.data() + k * d + k;
   a.sum_scale = scales.sum_scale;
   a.dist_scale = scales.dist_scale;
-  const bool tf32 = p.precision != distance_precision::fp32;
-  buffer<float> centre(tf32 ? d : 0, ex);
+  // The tf32 kernels and the GEMM path measure coordinates from the centroids' mean.
+  const bool gemm = impl::use_gemm(p.distance, ex, d, k, p.precision, "params.distance");
+  const bool centred = gemm || p.precision != distance_precision::fp32;
+  buffer<float> centre(centred ? d : 0, ex);
   std::vector<float> host_centre;
   a.centre = centre.data();
+  std::optional<wd::gemm_assigner> by_gemm;
+  if (gemm) by_gemm.emplace(ex, n, a.d, a.k, p.precision == distance_precision::tf32);
+  r.distance = gemm ? distance_method::gemm : distance_method::fused;
+  const auto assign_step = [&] {
+    if (by_gemm) by_gemm->run(a);
+    else wd::assign(ex, p.layout, a, p.precision);
+  };
 
   std::vector<float> old(k * d), next(k * d);
   std::vector<std::uint64_t> host_acc(k * d + k + 1);
@@ -205,8 +257,8 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   wd::to_host(ex, old.data(), r.centroids.data(), k * d);
   for (unsigned it = 1; it <= p.max_iter; ++it) {
     wd::fill_zero(ex, acc.data(), acc.size());
-    if (tf32) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
-    wd::assign(ex, p.layout, a, p.precision);
+    if (centred) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+    assign_step();
     wd::to_host(ex, host_acc.data(), acc.data(), acc.size());  // (also: host_centre copied)
     r.inertia_history.push_back(wd::from_fixed(host_acc[k * d + k], scales.dist_scale));
     std::vector<std::size_t> empty;
@@ -253,8 +305,8 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.sums = nullptr;
   a.counts = nullptr;
   a.dist_mode = wd::dist_output::none;
-  if (tf32) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
-  wd::assign(ex, p.layout, a, p.precision);
+  if (centred) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+  assign_step();
   std::uint64_t inertia_bits = 0;
   wd::to_host(ex, &inertia_bits, a.inertia, 1);  // also waits for the centroid upload (`old` alive)
   r.inertia = wd::from_fixed(inertia_bits, scales.dist_scale);
@@ -276,22 +328,26 @@ inline host_result fit(std::span<const float> points, std::size_t n, std::size_t
   h.iterations = r.iterations;
   h.converged = r.converged;
   h.inertia_history = std::move(r.inertia_history);
+  h.distance = r.distance;
   return h;
 }
 
 /// Nearest centroid (lowest index on ties) of each of n points; all pointers in execution
 /// memory. Stream-ordered: labels are complete once ex's stream reaches this point. With
-/// tf32 / tf32x3 it reads the centroids back to centre them (a synchronisation) and gives the
-/// labels fit() with the same precision gives for the same centroids.
+/// tf32 / tf32x3 or the gemm path it reads the centroids back to centre them (a
+/// synchronisation). It gives the labels fit() gives for the same centroids with the same
+/// precision and distance path (automatic resolves alike in both: it depends on k x d).
 inline void predict(const float* points, std::size_t n, std::size_t d, const float* centroids, std::size_t k,
                     std::int32_t* labels, const execution& ex = execution::automatic(),
                     smem_layout layout = smem_layout::padded_odd,
-                    distance_precision precision = distance_precision::fp32) {
+                    distance_precision precision = distance_precision::fp32,
+                    distance_method distance = distance_method::automatic) {
   require(n < (std::size_t{1} << 31), "n", "at most 2^31 - 1 points (labels are int32)");
   require(d > 0, "d", "points need at least one dimension");
   require(k > 0, "k", "needs at least one centroid");
   require(k < (std::size_t{1} << 31), "k", "at most 2^31 - 1 centroids");
   impl::check_precision(precision, "precision");
+  const bool gemm = impl::use_gemm(distance, ex, d, k, precision, "distance");
   if (n == 0) return;
   require(points != nullptr, "points", "null pointer");
   require(centroids != nullptr, "centroids", "null pointer");
@@ -305,7 +361,7 @@ inline void predict(const float* points, std::size_t n, std::size_t d, const flo
   a.centroids = centroids;
   a.k = static_cast<unsigned>(k);
   a.labels = labels;
-  if (precision == distance_precision::fp32) {
+  if (precision == distance_precision::fp32 && !gemm) {
     warpkv::detail::assign(ex, layout, a);
     return;
   }
@@ -314,7 +370,8 @@ inline void predict(const float* points, std::size_t n, std::size_t d, const flo
   buffer<float> centre(d, ex);
   impl::set_centre(ex, host_centroids.data(), k, d, host_centre, centre.data());
   a.centre = centre.data();
-  warpkv::detail::assign(ex, layout, a, precision);
+  if (gemm) warpkv::detail::gemm_assigner(ex, n, a.d, a.k, precision == distance_precision::tf32).run(a);
+  else warpkv::detail::assign(ex, layout, a, precision);
   synchronize(ex);  // `host_centre` and `centre` die here
 }
 
@@ -322,7 +379,8 @@ inline void predict(const float* points, std::size_t n, std::size_t d, const flo
 inline std::vector<std::int32_t> predict(std::span<const float> points, std::size_t n, std::size_t d,
                                          std::span<const float> centroids, std::size_t k,
                                          const execution& ex = execution::automatic(),
-                                         distance_precision precision = distance_precision::fp32) {
+                                         distance_precision precision = distance_precision::fp32,
+                                         distance_method distance = distance_method::automatic) {
   require(points.size() == n * d, "points", "must hold n x d values");
   require(centroids.size() == k * d, "centroids", "must hold k x d values");
   std::vector<std::int32_t> out(n);
@@ -330,7 +388,7 @@ inline std::vector<std::int32_t> predict(std::span<const float> points, std::siz
   buffer<float> p = buffer<float>::from_host(points, ex);
   buffer<float> c = buffer<float>::from_host(centroids, ex);
   buffer<std::int32_t> l(n, ex);
-  predict(p.data(), n, d, c.data(), k, l.data(), ex, smem_layout::padded_odd, precision);
+  predict(p.data(), n, d, c.data(), k, l.data(), ex, smem_layout::padded_odd, precision, distance);
   l.copy_to_host(out.data(), n);
   return out;
 }

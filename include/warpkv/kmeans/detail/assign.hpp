@@ -49,6 +49,18 @@ WARPKV_HD WARPKV_FORCEINLINE void load4(const float* p, float (&out)[4]) {
 #endif
 }
 
+/// Squared float32 distance of x to c, summed over dimensions in order: the distance every
+/// assignment path reports for a point's chosen centroid (the float32 body sums in this order
+/// too; its zero-padded columns add exactly 0).
+WARPKV_HD inline float exact_sq_dist(const float* x, const float* c, unsigned d) {
+  float dist = 0;
+  for (unsigned j = 0; j < d; ++j) {
+    const float diff = x[j] - c[j];
+    dist = fmaf(diff, diff, dist);
+  }
+  return dist;
+}
+
 struct assign_args {
   const float* points = nullptr;  ///< n x d, row-major
   std::size_t n = 0;

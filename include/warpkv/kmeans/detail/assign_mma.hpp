@@ -365,10 +365,7 @@ struct assign_mma_body {
           }
         }
       } else {
-        for (unsigned j = 0; j < a.d; ++j) {
-          const float diff = x[j] - c[j];
-          dist = fmaf(diff, diff, dist);
-        }
+        dist = exact_sq_dist(x, c, a.d);
       }
       block_accumulators::record(a, acc, i, s.label, dist, [&](unsigned j) { return x[j]; });
     });
