@@ -79,8 +79,8 @@ struct kmeans_options {
   std::vector<std::string> layouts{"padded"};                    ///< padded (conflict-free) and/or natural
   std::vector<std::string> precisions{"fp32"};                   ///< fp32, tf32, tf32x3 (distance precision)
   std::string init = "random";                                   ///< random | kmeans++ | kmeans|| | auto
-  std::vector<std::string> distances{"kernel"};  ///< kernel (the fused kernel, always run) and/or cublas
-  std::size_t cublas_chunk_rows = 0;             ///< points per cuBLAS chunk; 0: ~32 MiB of scores
+  std::vector<std::string> distances{"automatic"};  ///< fit paths automatic / fused (kernel) / gemm; cublas: the trial rows
+  std::size_t cublas_chunk_rows = 0;                ///< points per GEMM-path chunk; 0: ~32 MiB of scores
   // Comparison mode (bench/peers/kmeans_peers.py): raw float32 files, one size.
   std::string input;        ///< n x d float32, row-major
   std::string init_file;    ///< k x d float32 initial centroids (init = user)

@@ -12,19 +12,22 @@
 //                   Nsight Compute's bank-conflict counters (launch order = JSON line order
 //                   when run with --warmup 0 --repeats 1).
 //   kmeans          warpkv::kmeans::fit on generated Gaussian blobs: ms per Lloyd iteration
-//                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the fused
-//                   assignment kernel alone, GFLOP/s; per shared-memory layout (padded = the
-//                   conflict-free default, natural = the conflicting one) and distance precision
-//                   (fp32; tf32 / tf32x3 rows add their label agreement with the fp32 fit from the
-//                   same init and iterations, and after one step from fp32's centroids). With --input it
-//                   runs one fit per precision on a file and writes labels/centroids
-//                   (bench/peers/kmeans_peers.py). --distance cublas adds, per size and
-//                   precision, the assignment step through cuBLAS (kmeans_cublas.cpp).
+//                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the assignment
+//                   step alone, GFLOP/s; per shared-memory layout (padded = the conflict-free
+//                   default, natural = the conflicting one), distance precision (fp32; tf32 /
+//                   tf32x3 rows add their label agreement with the fp32 fit from the same init
+//                   and iterations, and after one step from fp32's centroids) and --distance path
+//                   (automatic, fused, gemm: params.distance; distance_used says which ran, gemm
+//                   rows run for the first layout only). With --input it runs one fit per
+//                   precision on a file and writes labels/centroids (bench/peers/kmeans_peers.py).
+//                   --distance cublas adds, per size and precision, the labels-only assignment
+//                   step through the GEMM path beside the fused kernel (kmeans_cublas.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -247,6 +250,20 @@ std::pair<unsigned, unsigned> parse_shape(const std::string& s) {
   return {static_cast<unsigned>(std::stoul(s.substr(0, x))), static_cast<unsigned>(std::stoul(s.substr(x + 1)))};
 }
 
+/// --distance's fit paths; "kernel" is the fused kernel's name from before the library had a
+/// choice (scripts still pass it).
+warpkv::kmeans::distance_method parse_distance(const std::string& s) {
+  using warpkv::kmeans::distance_method;
+  if (s == "fused" || s == "kernel") return distance_method::fused;
+  if (s == "gemm") return distance_method::gemm;
+  return distance_method::automatic;
+}
+
+const char* distance_name(warpkv::kmeans::distance_method m) {
+  using warpkv::kmeans::distance_method;
+  return m == distance_method::gemm ? "gemm" : m == distance_method::fused ? "fused" : "automatic";
+}
+
 warpkv::kmeans::init_method parse_init(const std::string& s) {
   using warpkv::kmeans::init_method;
   if (s == "random") return init_method::random;
@@ -379,6 +396,11 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
     return run_kmeans_file(s, o, ns[0], d, k);
   }
   const int repeats = s.repeats(s.cuda() ? 5 : 2);
+  // Fit rows per --distance path; "cublas" adds the labels-only trial rows instead.
+  std::vector<std::string> fit_distances;
+  for (const std::string& m : o.distances)
+    if (m != "cublas") fit_distances.push_back(m);
+  if (fit_distances.empty()) fit_distances.push_back("automatic");
   std::vector<std::string> shapes = o.shapes;
   if (!s.cuda() && shapes == kmeans_options{}.shapes) {
     shapes = {"4x16", "32x64"};  // the GPU shapes take minutes per iteration on host threads
@@ -404,136 +426,167 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
         for (const std::string& precision_name : ordered_precisions(o.precisions)) {
           p.precision = parse_precision(precision_name);
           const bool exact = p.precision == km::distance_precision::fp32;
-          km::result res;
-          p.max_iter = 1;
-          const auto one = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
-          p.max_iter = o.iters;
-          const auto many = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
-          const unsigned its = res.iterations;
-          const double per_iter = its > 1 ? (many.median_ms - one.median_ms) / (its - 1) : many.median_ms;
-          // The fused assignment kernel alone (labels, distances, sums, counts, inertia).
-          buffer<std::int32_t> labels(n, s.ex());
-          buffer<float> dist(n, s.ex());
-          buffer<std::uint64_t> acc(std::size_t{k} * d + k + 1, s.ex());
-          const std::vector<float> host_centre =
-              warpkv::detail::centroid_mean(res.centroids.to_vector().data(), k, d);
-          buffer<float> centre = buffer<float>::from_host(std::span<const float>(host_centre), s.ex());
-          warpkv::detail::assign_args a;
-          a.points = pts.data();
-          a.n = n;
-          a.d = d;
-          a.centroids = res.centroids.data();
-          a.k = k;
-          a.labels = labels.data();
-          a.dist = dist.data();
-          a.dist_mode = warpkv::detail::dist_output::write;
-          a.sums = acc.data();
-          a.counts = acc.data() + std::size_t{k} * d;
-          a.inertia = acc.data() + std::size_t{k} * d + k;
-          a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
-          a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
-          a.centre = centre.data();
-          const auto kernel = summarize(s.measure(
-              repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
-              [&](int) { warpkv::detail::assign(s.ex(), layout, a, p.precision); }));
-          // fp32: subtract + fused multiply-add per element; tf32: the x.c GEMM's multiply-add
-          // (x3: three of them), the centroid norms and argmin not counted.
-          const double flops = exact ? 3.0 * static_cast<double>(n) * k * d
-                                     : (p.precision == km::distance_precision::tf32x3 ? 3.0 : 1.0) * 2.0 *
-                                           static_cast<double>(n) * k * d;
-          unsigned stride = 0, ways = 0, centroid_stride = 0;
-          if (exact) {
-            const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
-            stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
-                                                    : body.stride;
-            ways = warpkv::detail::conflict_ways(stride);
-          } else {  // the A (point) and B (centroid) fragment loads' row strides
-            namespace wd = warpkv::detail;
-            constexpr auto tf32 = km::distance_precision::tf32;
-            const auto strides = [&](auto body) { return std::pair<unsigned, unsigned>{body.ldx, body.ldm}; };
-            std::tie(stride, centroid_stride) =
-                layout == smem_layout::natural ? strides(wd::assign_mma_body<smem_layout::natural, tf32>::make(a))
-                                               : strides(wd::assign_mma_body<smem_layout::padded_odd, tf32>::make(a));
-            ways = std::max(wd::fragment_conflict_ways(stride), wd::fragment_conflict_ways(centroid_stride));
-          }
-          record r = s.base("kmeans");
-          r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
-          r.set("precision", precision_name).set("distance", "kernel");
-          r.set("iterations", its).set("inertia", res.inertia);
-          r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
-          r.set("ms_per_iteration", per_iter);
-          r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
-          r.set("gflops_per_iteration", flops / (per_iter * 1e6));
-          r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
-          r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
-          r.set("smem_row_stride_words", stride).set("model_conflict_ways", ways);
-          if (!exact) r.set("smem_centroid_row_stride_words", centroid_stride);
-          const double kernel_gflops = flops / (kernel.median_ms * 1e6);
-          if (exact && peaks.fp32_gflops > 0) {
-            r.set("fp32_peak_gflops", peaks.fp32_gflops).set("assign_kernel_fraction_of_fp32_peak", kernel_gflops / peaks.fp32_gflops);
-            r.set("fraction_of_fp32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.fp32_gflops);
-            r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
-          }
-          if (!exact) {
-            r.set("note_flops", "2 flops per point-centroid-dimension (the x.c multiply-add on tensor cores; 6 for tf32x3's three products); stride and conflict ways are those of the TF32 fragment loads");
-            if (peaks.tf32_gflops > 0) {
-              r.set("tf32_peak_gflops", peaks.tf32_gflops).set("assign_kernel_fraction_of_tf32_peak", kernel_gflops / peaks.tf32_gflops);
-              r.set("fraction_of_tf32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.tf32_gflops);
-              r.set("note_peak", "dense TF32 tensor-core peak at the clock attribute; mma.sync (this kernel) reaches about half of it on sm_90, only wgmma the rest");
+          bool trial_done = false;
+          for (const std::string& fit_distance : fit_distances) {
+            p.distance = parse_distance(fit_distance);
+            bool gemm = false;
+            try {
+              gemm = km::impl::use_gemm(p.distance, p.exec, d, k, p.precision, "--distance");
+            } catch (const warpkv::error& e) {
+              progress(strf("kmeans n=%llu d=%u k=%u %s --distance %s: skipped (%s)", static_cast<unsigned long long>(n), d,
+                            k, precision_name.c_str(), fit_distance.c_str(), e.what()));
+              continue;
             }
-          }
-          if (peaks.dram_gbs > 0) {
-            const double point_gbs = static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6);
-            r.set("dram_peak_gb_per_s", peaks.dram_gbs).set("point_read_fraction_of_dram_peak", point_gbs / peaks.dram_gbs);
-            r.set("point_bytes_gb_per_s_per_iteration", static_cast<double>(n) * d * 4 / (per_iter * 1e6));
-          }
-          if (exact) {
-            ref = std::move(res);
-            have_ref = true;
-          } else {
-            if (!have_ref) {
-              km::params q = p;
-              q.precision = km::distance_precision::fp32;
-              ref = km::fit(pts.data(), n, d, k, q);
-              have_ref = true;
+            if (gemm && layout_name != o.layouts.front()) continue;  // the GEMM path has no shared-memory layout
+            km::result res;
+            p.max_iter = 1;
+            const auto one = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+            p.max_iter = o.iters;
+            const auto many = summarize(s.measure(repeats, [](int) {}, [&](int) { res = km::fit(pts.data(), n, d, k, p); }));
+            const unsigned its = res.iterations;
+            const double per_iter = its > 1 ? (many.median_ms - one.median_ms) / (its - 1) : many.median_ms;
+            // The fused assignment kernel alone (labels, distances, sums, counts, inertia).
+            buffer<std::int32_t> labels(n, s.ex());
+            buffer<float> dist(n, s.ex());
+            buffer<std::uint64_t> acc(std::size_t{k} * d + k + 1, s.ex());
+            const std::vector<float> host_centre =
+                warpkv::detail::centroid_mean(res.centroids.to_vector().data(), k, d);
+            buffer<float> centre = buffer<float>::from_host(std::span<const float>(host_centre), s.ex());
+            warpkv::detail::assign_args a;
+            a.points = pts.data();
+            a.n = n;
+            a.d = d;
+            a.centroids = res.centroids.data();
+            a.k = k;
+            a.labels = labels.data();
+            a.dist = dist.data();
+            a.dist_mode = warpkv::detail::dist_output::write;
+            a.sums = acc.data();
+            a.counts = acc.data() + std::size_t{k} * d;
+            a.inertia = acc.data() + std::size_t{k} * d + k;
+            a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
+            a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
+            a.centre = centre.data();
+            // The assignment step of the path the fit used: the fused kernel, or SGEMM + argmin.
+            std::optional<warpkv::detail::gemm_assigner> by_gemm;
+            if (gemm) by_gemm.emplace(s.ex(), n, d, k, !exact, o.cublas_chunk_rows);
+            const auto kernel = summarize(s.measure(
+                repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
+                [&](int) {
+                  if (by_gemm) by_gemm->run(a);
+                  else warpkv::detail::assign(s.ex(), layout, a, p.precision);
+                }));
+            // fp32 fused: subtract + fused multiply-add per element; tf32 and gemm: the x.c
+            // GEMM's multiply-add (x3: three of them), the centroid norms and argmin not counted.
+            const double flops = exact && !gemm ? 3.0 * static_cast<double>(n) * k * d
+                                       : (p.precision == km::distance_precision::tf32x3 ? 3.0 : 1.0) * 2.0 *
+                                             static_cast<double>(n) * k * d;
+            unsigned stride = 0, ways = 0, centroid_stride = 0;
+            if (gemm) {
+              // no shared-memory tile of points: stride and conflict ways stay 0
+            } else if (exact) {
+              const auto body = warpkv::detail::assign_body<smem_layout::padded_odd>::make(a);
+              stride = layout == smem_layout::natural ? warpkv::detail::row_stride<smem_layout::natural>(body.cwidth)
+                                                      : body.stride;
+              ways = warpkv::detail::conflict_ways(stride);
+            } else {  // the A (point) and B (centroid) fragment loads' row strides
+              namespace wd = warpkv::detail;
+              constexpr auto tf32 = km::distance_precision::tf32;
+              const auto strides = [&](auto body) { return std::pair<unsigned, unsigned>{body.ldx, body.ldm}; };
+              std::tie(stride, centroid_stride) =
+                  layout == smem_layout::natural ? strides(wd::assign_mma_body<smem_layout::natural, tf32>::make(a))
+                                                 : strides(wd::assign_mma_body<smem_layout::padded_odd, tf32>::make(a));
+              ways = std::max(wd::fragment_conflict_ways(stride), wd::fragment_conflict_ways(centroid_stride));
             }
-            // Same init, same --iters: whole-fit agreement (trajectories may drift apart on
-            // near-ties); and one assignment step from fp32's final centroids (the precision's
-            // own effect on labels).
-            const std::vector<std::int32_t> want = ref.labels.to_vector(), got = res.labels.to_vector();
-            km::predict(pts.data(), n, d, ref.centroids.data(), k, labels.data(), s.ex(), layout, p.precision);
-            const std::vector<std::int32_t> step = labels.to_vector();
-            std::size_t same_fit = 0, same_step = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-              same_fit += got[i] == want[i] ? 1 : 0;
-              same_step += step[i] == want[i] ? 1 : 0;
+            record r = s.base("kmeans");
+            r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
+            r.set("precision", precision_name).set("distance", fit_distance).set("distance_used", distance_name(res.distance));
+            if (gemm) r.set("chunk_rows", by_gemm->chunk_rows()).set("cublas_version", by_gemm->cublas_version());
+            r.set("iterations", its).set("inertia", res.inertia);
+            r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
+            r.set("ms_per_iteration", per_iter);
+            r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
+            r.set("gflops_per_iteration", flops / (per_iter * 1e6));
+            r.set("assign_kernel_gflops", flops / (kernel.median_ms * 1e6));
+            r.set("point_bytes_gb_per_s", static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6));
+            if (!gemm) r.set("smem_row_stride_words", stride).set("model_conflict_ways", ways);
+            if (!exact && !gemm) r.set("smem_centroid_row_stride_words", centroid_stride);
+            const double kernel_gflops = flops / (kernel.median_ms * 1e6);
+            if (exact && gemm && peaks.fp32_gflops > 0) {
+              r.set("fp32_peak_gflops", peaks.fp32_gflops).set("assign_kernel_fraction_of_fp32_peak", kernel_gflops / peaks.fp32_gflops);
+              r.set("note_flops", "2 flops per point-centroid-dimension (the SGEMM's multiply-add); assign_kernel_* time the GEMM path's whole assignment step (SGEMM chunks, argmin, sums)");
             }
-            r.set("label_agreement_vs_fp32", static_cast<double>(same_fit) / static_cast<double>(n));
-            r.set("label_agreement_vs_fp32_one_step", static_cast<double>(same_step) / static_cast<double>(n));
-            r.set("fp32_iterations", ref.iterations).set("inertia_ratio_vs_fp32", res.inertia / ref.inertia);
-          }
-          r.set("repeats", repeats);
-          emit(r);
-          progress(strf("kmeans n=%llu d=%u k=%u %s %s: %.3f ms/iteration, kernel %.3f ms",
-                        static_cast<unsigned long long>(n), d, k, layout_name.c_str(), precision_name.c_str(), per_iter,
-                        kernel.median_ms));
-          // The cuBLAS assignment step on the same centroids (once per size and precision: it
-          // has no layout; the fused kernel's labels-only time beside it uses this layout).
-          if (layout_name == o.layouts.front() &&
-              std::find(o.distances.begin(), o.distances.end(), "cublas") != o.distances.end()) {
-            cublas_row_input in;
-            in.points = pts.data();
-            in.n = n;
-            in.d = d;
-            in.k = k;
-            in.centroids = (exact ? ref : res).centroids.data();
-            in.precision = precision_name;
-            in.layout = layout_name;
-            in.init = o.init;
-            in.repeats = repeats;
-            in.chunk_rows = o.cublas_chunk_rows;
-            in.peaks = peaks;
-            labels_ok = run_cublas_row(s, in) && labels_ok;
+            if (exact && !gemm && peaks.fp32_gflops > 0) {
+              r.set("fp32_peak_gflops", peaks.fp32_gflops).set("assign_kernel_fraction_of_fp32_peak", kernel_gflops / peaks.fp32_gflops);
+              r.set("fraction_of_fp32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.fp32_gflops);
+              r.set("note_flops", "3 flops per point-centroid-dimension (subtract + FMA) vs the card's FMA peak; the kernel issues 2 FP32 instructions per element, so 0.75 of that peak is its ceiling");
+            }
+            if (!exact) {
+              r.set("note_flops", gemm ? "2 flops per point-centroid-dimension (cuBLAS SGEMM in TF32 tensor-op math); assign_kernel_* time the GEMM path's whole assignment step (SGEMM chunks, argmin, sums)"
+                                       : "2 flops per point-centroid-dimension (the x.c multiply-add on tensor cores; 6 for tf32x3's three products); stride and conflict ways are those of the TF32 fragment loads");
+              if (peaks.tf32_gflops > 0) {
+                r.set("tf32_peak_gflops", peaks.tf32_gflops).set("assign_kernel_fraction_of_tf32_peak", kernel_gflops / peaks.tf32_gflops);
+                r.set("fraction_of_tf32_peak_per_iteration", flops / (per_iter * 1e6) / peaks.tf32_gflops);
+                r.set("note_peak", "dense TF32 tensor-core peak at the clock attribute; mma.sync (this kernel) reaches about half of it on sm_90, only wgmma the rest");
+              }
+            }
+            if (peaks.dram_gbs > 0) {
+              const double point_gbs = static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6);
+              r.set("dram_peak_gb_per_s", peaks.dram_gbs).set("point_read_fraction_of_dram_peak", point_gbs / peaks.dram_gbs);
+              r.set("point_bytes_gb_per_s_per_iteration", static_cast<double>(n) * d * 4 / (per_iter * 1e6));
+            }
+            if (exact) {
+              if (!have_ref) {  // the first fp32 fit: the reference of the tf32 rows
+                ref = std::move(res);
+                have_ref = true;
+              }
+            } else {
+              if (!have_ref) {
+                km::params q = p;
+                q.precision = km::distance_precision::fp32;
+                ref = km::fit(pts.data(), n, d, k, q);
+                have_ref = true;
+              }
+              // Same init, same --iters: whole-fit agreement (trajectories may drift apart on
+              // near-ties); and one assignment step from fp32's final centroids (the precision's
+              // own effect on labels).
+              const std::vector<std::int32_t> want = ref.labels.to_vector(), got = res.labels.to_vector();
+              km::predict(pts.data(), n, d, ref.centroids.data(), k, labels.data(), s.ex(), layout, p.precision,
+                          p.distance);
+              const std::vector<std::int32_t> step = labels.to_vector();
+              std::size_t same_fit = 0, same_step = 0;
+              for (std::size_t i = 0; i < n; ++i) {
+                same_fit += got[i] == want[i] ? 1 : 0;
+                same_step += step[i] == want[i] ? 1 : 0;
+              }
+              r.set("label_agreement_vs_fp32", static_cast<double>(same_fit) / static_cast<double>(n));
+              r.set("label_agreement_vs_fp32_one_step", static_cast<double>(same_step) / static_cast<double>(n));
+              r.set("fp32_iterations", ref.iterations).set("inertia_ratio_vs_fp32", res.inertia / ref.inertia);
+            }
+            r.set("repeats", repeats);
+            emit(r);
+            progress(strf("kmeans n=%llu d=%u k=%u %s %s %s: %.3f ms/iteration, assignment step %.3f ms",
+                          static_cast<unsigned long long>(n), d, k, layout_name.c_str(), precision_name.c_str(),
+                          distance_name(res.distance), per_iter, kernel.median_ms));
+            // The labels-only trial on the same centroids (once per size and precision: it has
+            // no layout; the fused kernel's labels-only time beside it uses this layout).
+            if (!trial_done && layout_name == o.layouts.front() &&
+                std::find(o.distances.begin(), o.distances.end(), "cublas") != o.distances.end()) {
+              trial_done = true;
+              cublas_row_input in;
+              in.points = pts.data();
+              in.n = n;
+              in.d = d;
+              in.k = k;
+              in.centroids = (exact ? ref : res).centroids.data();
+              in.precision = precision_name;
+              in.layout = layout_name;
+              in.init = o.init;
+              in.repeats = repeats;
+              in.chunk_rows = o.cublas_chunk_rows;
+              in.peaks = peaks;
+              labels_ok = run_cublas_row(s, in) && labels_ok;
+            }
           }
         }
       }

@@ -176,12 +176,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "tf32", "tf32x3"}))
       ->capture_default_str();
   kms->add_option("--distance", km.distances,
-                  "Assignment step: kernel (the fused kernel; its rows always run), cublas (adds rows: SGEMM in chunks + "
-                  "argmin, fp32/tf32, labels checked against the fp32 kernel; needs libcublas at run time)")
+                  "Assignment path of the fit rows (params.distance): automatic, fused (alias kernel), gemm (cuBLAS "
+                  "SGEMM in chunks + argmin; fp32/tf32), one row set each; the JSON field distance_used says what ran. "
+                  "cublas adds the labels-only trial rows (GEMM path vs fused kernel, labels checked against the fp32 "
+                  "kernel; needs libcublas at run time)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"kernel", "cublas"}))
+      ->check(CLI::IsMember({"automatic", "fused", "gemm", "kernel", "cublas"}))
       ->capture_default_str();
-  kms->add_option("--cublas-chunk-rows", km.cublas_chunk_rows, "Points per cuBLAS chunk (0: about 32 MiB of scores)")
+  kms->add_option("--cublas-chunk-rows", km.cublas_chunk_rows, "Points per GEMM-path chunk (0: about 32 MiB of scores)")
       ->capture_default_str();
   kms->add_option("--init", km.init, "Initialisation")->check(CLI::IsMember({"random", "kmeans++", "kmeans||", "auto"}))->capture_default_str();
   kms->add_option("--input", km.input, "Comparison mode: raw float32 n x d file (needs exactly one --n and one --shapes)");
