@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/backend.hpp"
@@ -462,19 +463,25 @@ TEST(Kmeans, TiesGoToTheLowerCentroidIndex) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   // Points equidistant from several centroids, across register tiles (32) and staged tiles (128),
-  // in one staged chunk (d = 3) and in several (d = 70).
-  for (std::size_t d : {3u, 70u}) {
-    for (std::size_t k : {2u, 33u, 200u}) {
-      std::vector<float> centroids(k * d, 5.0f);
-      for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;  // |x - c| equal for x_0 = 0
-      std::vector<float> points(300 * d, 5.0f);
-      for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
-      const auto labels = kmeans::predict(points, 300, d, centroids, k, ex);
-      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k << " point " << i;
-      // Move the last centroid onto the points: it alone is nearest.
-      centroids[(k - 1) * d] = 0.0f;
-      const auto last = kmeans::predict(points, 300, d, centroids, k, ex);
-      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
+  // in one staged chunk (d = 3) and in several (d = 70); fused and through the GEMM path (k is
+  // even, so the centroids' mean has x_0 = 0 and its scores tie exactly too: with an odd k
+  // they would tie only up to rounding).
+  for (const auto how : {kmeans::distance_method::fused, kmeans::distance_method::gemm}) {
+    for (std::size_t d : {3u, 70u}) {
+      for (std::size_t k : {2u, 34u, 200u}) {
+        std::vector<float> centroids(k * d, 5.0f);
+        for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;  // |x - c| equal for x_0 = 0
+        std::vector<float> points(300 * d, 5.0f);
+        for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
+        const auto fp32 = kmeans::distance_precision::fp32;
+        const auto labels = kmeans::predict(points, 300, d, centroids, k, ex, fp32, how);
+        for (std::size_t i = 0; i < 300; ++i)
+          ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k << " point " << i << " distance " << static_cast<int>(how);
+        // Move the last centroid onto the points: it alone is nearest.
+        centroids[(k - 1) * d] = 0.0f;
+        const auto last = kmeans::predict(points, 300, d, centroids, k, ex, fp32, how);
+        for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
+      }
     }
   }
 }
@@ -649,19 +656,29 @@ TEST(KmeansTf32, RecoversSeparatedBlobsExactlyLikeFp32) {
     p.max_iter = 20;
     const auto want = kmeans::fit(b.points, n, d, k, p);
     ASSERT_TRUE(same_partition(want.labels, b.truth));
-    for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
+    // The fused tf32 / tf32x3 kernels, and tf32 through the GEMM path (assign_gemm.hpp).
+    using kmeans::distance_method;
+    static constexpr std::pair<distance_precision, distance_method> paths[] = {
+        {distance_precision::tf32, distance_method::fused},
+        {distance_precision::tf32x3, distance_method::fused},
+        {distance_precision::tf32, distance_method::gemm}};
+    for (const auto& [prec, how] : paths) {
       SCOPED_TRACE("n=" + std::to_string(n) + " d=" + std::to_string(d) + " k=" + std::to_string(k) +
-                   " precision=" + std::to_string(static_cast<int>(prec)));
+                   " precision=" + std::to_string(static_cast<int>(prec)) +
+                   " distance=" + std::to_string(static_cast<int>(how)));
       p.precision = prec;
+      p.distance = how;
       p.layout = ++run % 2 == 0 ? smem_layout::natural : smem_layout::padded_odd;
       const auto got = kmeans::fit(b.points, n, d, k, p);
+      EXPECT_EQ(got.distance, how);
       EXPECT_EQ(got.labels, want.labels);  // 100%: every label of every iteration, so the same centroids
       EXPECT_EQ(got.centroids, want.centroids);
       EXPECT_EQ(got.iterations, want.iterations);
       EXPECT_EQ(got.inertia, want.inertia);  // reported distances are exact float32 ones
-      EXPECT_EQ(kmeans::predict(b.points, n, d, got.centroids, k, ex, prec), got.labels);
+      EXPECT_EQ(kmeans::predict(b.points, n, d, got.centroids, k, ex, prec, how), got.labels);
     }
     p.precision = distance_precision::fp32;
+    p.distance = kmeans::distance_method::automatic;
     p.layout = smem_layout::padded_odd;
   }
 }
@@ -690,17 +707,23 @@ TEST(KmeansTf32, LabelAgreementWithFp32OnRandomData) {
   }
 }
 
+/// k-means++ from `seed`, at most `iterations` Lloyd iterations (tol = 0: only a fixed point stops earlier).
+kmeans::params plus_plus_params(const execution& ex, std::uint64_t seed, unsigned iterations) {
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::kmeans_plus_plus;
+  p.seed = seed;
+  p.max_iter = iterations;
+  p.tol = 0;
+  return p;
+}
+
 TEST(KmeansTf32, FitOnRandomDataStaysCloseToFp32) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   const std::size_t n = static_cast<std::size_t>(scaled(3000, 600)), d = 24, k = 30;
   const std::vector<float> x = uniform_points(n * d, -3.0f, 5);
-  kmeans::params p;
-  p.exec = ex;
-  p.init = init_method::kmeans_plus_plus;
-  p.seed = 3;
-  p.max_iter = 5;
-  p.tol = 0;
+  kmeans::params p = plus_plus_params(ex, 3, 5);
   const auto want = kmeans::fit(x, n, d, k, p);
   for (const distance_precision prec : {distance_precision::tf32, distance_precision::tf32x3}) {
     SCOPED_TRACE(static_cast<int>(prec));
@@ -858,12 +881,7 @@ TEST(KmeansGemm, FitAndPredictAgreeWithFused) {
   const std::size_t n = static_cast<std::size_t>(scaled(2000, 300)), d = 64, k = 64;
   blobs b = make_blobs(n, d, k, 3.0, 77);
   for (auto& v : b.points) v += 100.0f;
-  kmeans::params p;
-  p.exec = ex;
-  p.init = init_method::kmeans_plus_plus;
-  p.seed = 5;
-  p.max_iter = 3;
-  p.tol = 0;
+  kmeans::params p = plus_plus_params(ex, 5, 3);
   p.distance = distance_method::fused;
   const auto fused = kmeans::fit(b.points, n, d, k, p);
   p.distance = distance_method::gemm;
@@ -901,35 +919,6 @@ TEST(KmeansGemm, FitAndPredictAgreeWithFused) {
     }
 }
 
-TEST(KmeansGemm, Tf32RecoversSeparatedBlobsLikeFp32) {
-  WARPKV_TEST_EXECUTION(ex0);
-  const execution ex = small_pool(ex0);
-  const std::size_t n = 700, d = 150, k = 70;
-  blobs b = make_blobs(n, d, k, 40.0, 12);
-  for (auto& v : b.points) v += 500.0f;
-  std::vector<float> init;
-  for (std::size_t c = 0; c < k; ++c)  // one point of every true cluster (points i % k == c)
-    init.insert(init.end(), b.points.begin() + static_cast<std::ptrdiff_t>(c * d),
-                b.points.begin() + static_cast<std::ptrdiff_t>((c + 1) * d));
-  kmeans::params p;
-  p.exec = ex;
-  p.init = init_method::user;
-  p.initial_centroids = init;
-  p.max_iter = 20;
-  p.distance = distance_method::fused;
-  const auto want = kmeans::fit(b.points, n, d, k, p);
-  ASSERT_TRUE(same_partition(want.labels, b.truth));
-  p.precision = distance_precision::tf32;
-  p.distance = distance_method::gemm;
-  const auto got = kmeans::fit(b.points, n, d, k, p);
-  EXPECT_EQ(got.distance, distance_method::gemm);
-  EXPECT_EQ(got.labels, want.labels);
-  EXPECT_EQ(got.centroids, want.centroids);
-  EXPECT_EQ(got.inertia, want.inertia);  // exact float32 distances whatever picked the labels
-  EXPECT_EQ(kmeans::predict(b.points, n, d, got.centroids, k, ex, distance_precision::tf32, distance_method::gemm),
-            got.labels);
-}
-
 TEST(KmeansGemm, Tf32LabelAgreementWithFp32) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
@@ -945,26 +934,6 @@ TEST(KmeansGemm, Tf32LabelAgreementWithFp32) {
   EXPECT_GE(static_cast<double>(same) / static_cast<double>(n), 0.98) << same << " of " << n;
   std::printf("[ agreement ] gemm tf32 predict n=%zu d=%zu k=%zu: %.5f\n", n, d, k,
               static_cast<double>(same) / static_cast<double>(n));
-}
-
-TEST(KmeansGemm, TiesGoToTheLowerCentroidIndex) {
-  WARPKV_TEST_EXECUTION(ex0);
-  const execution ex = small_pool(ex0);
-  // As Kmeans.TiesGoToTheLowerCentroidIndex; k even, so the centroids' mean has x_0 = 0 and
-  // every score is exactly equal (an odd k makes them equal only up to rounding).
-  for (std::size_t d : {3u, 70u}) {
-    for (std::size_t k : {2u, 34u, 200u}) {
-      std::vector<float> centroids(k * d, 5.0f);
-      for (std::size_t c = 0; c < k; ++c) centroids[c * d] = c % 2 == 0 ? 1.0f : -1.0f;
-      std::vector<float> points(300 * d, 5.0f);
-      for (std::size_t i = 0; i < 300; ++i) points[i * d] = 0.0f;
-      const auto labels = kmeans::predict(points, 300, d, centroids, k, ex, distance_precision::fp32, distance_method::gemm);
-      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(labels[i], 0) << "d=" << d << " k=" << k << " point " << i;
-      centroids[(k - 1) * d] = 0.0f;
-      const auto last = kmeans::predict(points, 300, d, centroids, k, ex, distance_precision::fp32, distance_method::gemm);
-      for (std::size_t i = 0; i < 300; ++i) ASSERT_EQ(last[i], static_cast<std::int32_t>(k - 1));
-    }
-  }
 }
 
 TEST(KmeansGemm, ChunkSizeDoesNotChangeTheResult) {
