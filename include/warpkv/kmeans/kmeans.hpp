@@ -206,6 +206,7 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   require(points != nullptr, "points", "null pointer");
   impl::check_params(p, d, k);
   const execution& ex = p.exec;
+  const bool gemm = impl::use_gemm(p.distance, ex, d, k, p.precision, "params.distance");
   wd::data_scales scales = wd::measure(ex, points, n, d);
   const double tol = p.tol * scales.mean_variance;
 
@@ -238,7 +239,6 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.sum_scale = scales.sum_scale;
   a.dist_scale = scales.dist_scale;
   // The tf32 kernels and the GEMM path measure coordinates from the centroids' mean.
-  const bool gemm = impl::use_gemm(p.distance, ex, d, k, p.precision, "params.distance");
   const bool centred = gemm || p.precision != distance_precision::fp32;
   buffer<float> centre(centred ? d : 0, ex);
   std::vector<float> host_centre;
