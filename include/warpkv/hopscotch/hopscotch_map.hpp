@@ -27,7 +27,9 @@ namespace warpkv {
 struct hopscotch_config {
   double max_load_factor = 0.85;     ///< the table grows before size/capacity would pass this (H = 32
                                      ///< hopscotch blocks near 0.88: docs/perf.md)
-  unsigned neighborhood = 32;        ///< H, 1..32: slots a key may sit from its home bucket
+  unsigned neighborhood = 32;        ///< H, 1..32: slots a key may sit from its home bucket. 32 by measurement
+                                     ///< (docs/perf.md, session 5): it holds the highest load before growth;
+                                     ///< 16 builds ~18% faster at load <= 0.5 but grows sooner; 8 grows below 0.5
   std::size_t max_probe = 4096;      ///< how far an insert looks for a free slot to hop back
   std::uint64_t seed = 0;            ///< hash seed; growth picks new ones
   bool throw_on_invalid_key = false; ///< throw warpkv::error(invalid_key) after a batch that held one
