@@ -139,6 +139,13 @@ struct block_accumulators {
   template <class X>
   WARPKV_HD static void record(const assign_args& a, std::uint64_t* acc, std::size_t i, std::int32_t label, float best,
                                X&& x_at) {
+    record_point(a, acc, i, label, best);
+    record_sums(a, acc, label, 0, 1, x_at);
+  }
+
+  /// record() without the sums: label, distance, count and inertia of point i.
+  WARPKV_HD static void record_point(const assign_args& a, std::uint64_t* acc, std::size_t i, std::int32_t label,
+                                     float best) {
     const std::size_t kd = std::size_t{a.k} * a.d;
     if (a.labels != nullptr) a.labels[i] = label;
     if (a.dist_mode == dist_output::write) a.dist[i] = best;
@@ -147,10 +154,18 @@ struct block_accumulators {
     if (a.counts != nullptr) add_fixed(acc != nullptr ? acc + kd + c : a.counts + c, 1);
     if (a.inertia != nullptr)
       add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, to_fixed(static_cast<double>(best) * a.dist_scale));
-    if (a.sums != nullptr) {
-      std::uint64_t* row_sum = (acc != nullptr ? acc : a.sums) + c * a.d;
-      for (unsigned j = 0; j < a.d; ++j) add_fixed(row_sum + j, to_fixed(static_cast<double>(x_at(j)) * a.sum_scale));
-    }
+  }
+
+  /// The point's coordinates j = first, first + step, ... added to its cluster's sums: lanes of
+  /// a tile that share one point take j = lane, lane + lanes, ... so their atomics are coalesced
+  /// (the sums are fixed point: the result does not depend on who adds what, or in which order).
+  template <class X>
+  WARPKV_HD static void record_sums(const assign_args& a, std::uint64_t* acc, std::int32_t label, unsigned first,
+                                    unsigned step, X&& x_at) {
+    if (a.sums == nullptr) return;
+    std::uint64_t* row_sum = (acc != nullptr ? acc : a.sums) + static_cast<std::size_t>(label) * a.d;
+    for (unsigned j = first; j < a.d; j += step)
+      add_fixed(row_sum + j, to_fixed(static_cast<double>(x_at(j)) * a.sum_scale));
   }
 };
 

@@ -111,46 +111,39 @@ struct host_scores_body {
   }
 };
 
-/// Argmin over a chunk's scores and record() for each point: a tile takes 32 points, its lanes
-/// stride each point's row of scores (coalesced on the GPU, 32 lanes; one lane on the host),
-/// then lane p % lanes records point p.
+/// Argmin over a chunk's scores and record() for one point per tile: its lanes stride the
+/// point's row of scores (coalesced on the GPU, 32 lanes; one lane on the host) and its sums
+/// (coalesced atomics); lane 0 records label, distance, count and inertia. One point per warp
+/// keeps a chunk's 8192+ points on as many warps (32 points per warp left a chunk of 8192 rows
+/// 256 warps and made the step 4x slower than the SGEMM it follows: docs/perf.md, session 5).
 struct gemm_argmin_body {
-  static constexpr unsigned tile_points = 32;
   assign_args a;
   const float* scores;  ///< rows x k
   const float* terms;   ///< k
   std::size_t first;    ///< the chunk's first point
-  std::size_t rows;     ///< points in the chunk
   template <class Tile>
-  WARPKV_HD void operator()(const Tile& t, std::size_t tile) const {
+  WARPKV_HD void operator()(const Tile& t, std::size_t r) const {
     constexpr unsigned lanes = Tile::size();
     const unsigned lane = t.thread_rank();
-    const std::size_t base = tile * tile_points;
-    const unsigned count = rows - base < tile_points ? static_cast<unsigned>(rows - base) : tile_points;
-    std::int32_t mine[tile_points / lanes];
-    for (unsigned p = 0; p < count; ++p) {
-      const float* row = scores + (base + p) * a.k;
-      std::uint64_t best = ~std::uint64_t{0};
-      for (unsigned c = lane; c < a.k; c += lanes) {
-        const std::uint64_t key = score_key(fmaf(-2.0f, row[c], terms[c]), c);
-        best = key < best ? key : best;
-      }
-      for (unsigned off = lanes / 2; off > 0; off /= 2) {
-        const std::uint64_t other = t.shfl(best, lane ^ off);
-        best = other < best ? other : best;
-      }
-      if (p % lanes == lane) mine[p / lanes] = static_cast<std::int32_t>(best & 0xffffffffu);
+    const float* row = scores + r * a.k;
+    std::uint64_t best = ~std::uint64_t{0};
+    for (unsigned c = lane; c < a.k; c += lanes) {
+      const std::uint64_t key = score_key(fmaf(-2.0f, row[c], terms[c]), c);
+      best = key < best ? key : best;
     }
-    const bool need_dist = a.dist_mode != dist_output::none || a.inertia != nullptr;
-    for (unsigned q = 0; q < tile_points / lanes; ++q) {
-      const unsigned p = q * lanes + lane;
-      if (p >= count) break;
-      const std::size_t i = first + base + p;
-      const float* x = a.points + i * a.d;
-      const std::int32_t label = mine[q];
+    for (unsigned off = lanes / 2; off > 0; off /= 2) {
+      const std::uint64_t other = t.shfl(best, lane ^ off);
+      best = other < best ? other : best;
+    }
+    const auto label = static_cast<std::int32_t>(best & 0xffffffffu);
+    const std::size_t i = first + r;
+    const float* x = a.points + i * a.d;
+    if (lane == 0) {
+      const bool need_dist = a.dist_mode != dist_output::none || a.inertia != nullptr;
       const float dist = need_dist ? exact_sq_dist(x, a.centroids + static_cast<std::size_t>(label) * a.d, a.d) : 0.0f;
-      block_accumulators::record(a, nullptr, i, label, dist, [&](unsigned j) { return x[j]; });
+      block_accumulators::record_point(a, nullptr, i, label, dist);
     }
+    block_accumulators::record_sums(a, nullptr, label, lane, lanes, [&](unsigned j) { return x[j]; });
   }
 };
 
@@ -161,7 +154,7 @@ class gemm_assigner {
   /// Points per chunk: `asked` rounded up to a multiple of the argmin tile, or (0) about
   /// 32 MiB of scores (2^23 floats); never more than n needs.
   static std::size_t chunk_rows_for(std::size_t n, std::size_t k, std::size_t asked = 0) {
-    constexpr std::size_t t = gemm_argmin_body::tile_points;
+    constexpr std::size_t t = 32;  // a warp's worth: chunks stay whole warps of points
     const std::size_t rows = asked != 0 ? (asked + t - 1) / t * t : std::max(t, (std::size_t{1} << 23) / k / t * t);
     return std::min(rows, (n + t - 1) / t * t);
   }
@@ -195,8 +188,7 @@ class gemm_assigner {
     launch<1>(ex_, k_, simple_body<gemm_prep_body>{{a.centroids, a.centre, d_, centred_.data(), terms_.data()}});
     for (std::size_t off = 0; off < a.n; off += chunk_) {
       const std::size_t rows = std::min(chunk_, a.n - off);
-      const gemm_argmin_body body{a, scores_.data(), terms_.data(), off, rows};
-      const std::size_t tiles = (rows + gemm_argmin_body::tile_points - 1) / gemm_argmin_body::tile_points;
+      const gemm_argmin_body body{a, scores_.data(), terms_.data(), off};
 #if WARPKV_HAS_CUDA
       if (handle_) {
         // Column-major: S (k x rows, ld k) = C'^T (k x d; C' stored d x k, ld d) * X (d x rows, ld d).
@@ -206,7 +198,7 @@ class gemm_assigner {
                                           static_cast<int>(d_), a.points + off * d_, static_cast<int>(d_), &zero,
                                           scores_.data(), static_cast<int>(k_)),
                      "cublasSgemm");
-        launch_cuda<32>(tiles, simple_body<gemm_argmin_body>{body}, ex_.stream);
+        launch_cuda<32>(rows, simple_body<gemm_argmin_body>{body}, ex_.stream);
         continue;
       }
 #endif
@@ -214,7 +206,7 @@ class gemm_assigner {
       launch_host<1>(rows, simple_body<host_scores_body>{{a.points + off * d_, centred_.data(), d_, k_, tf32_,
                                                            scores_.data()}},
                      pool);
-      launch_host<1>(tiles, simple_body<gemm_argmin_body>{body}, pool);
+      launch_host<1>(rows, simple_body<gemm_argmin_body>{body}, pool);
     }
   }
 
