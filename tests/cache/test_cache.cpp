@@ -1028,6 +1028,116 @@ TEST(CacheSubmitter, ManyThreadsGetTheirOwnResults) {
   EXPECT_THROW(sub.submit(cache_op::set, 1, std::vector<std::byte>(21)), error);
 }
 
+// Several threads submit rounds of operations on their own keys without waiting inside a round,
+// so batches fill while others are in flight (2 and 3 buffers, small threshold, a deadline for
+// the last partial batch of a round). Between rounds each thread waits for its futures: the next
+// round's operations then take effect after the previous round's, so every result is exact.
+TEST(CacheSubmitter, ThreadsSubmitWhileBatchesAreInFlight) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  using Sub = cache_submitter<Cache>;
+  for (const std::size_t buffers : {std::size_t{2}, std::size_t{3}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    cache_config cfg;
+    cfg.capacity = 8192;
+    cfg.value_bytes = 24;
+    Cache cache(cfg, ex);
+    Sub sub(cache, 32, std::chrono::microseconds(300), buffers);
+    const int threads = 4;
+    const std::size_t per = scaled(250, 40);
+    std::atomic<int> failures{0};
+    auto value_of = [](std::uint64_t k, std::uint64_t round) {
+      std::vector<std::byte> v(24);
+      for (std::size_t j = 0; j < v.size(); ++j) v[j] = static_cast<std::byte>((k * 131 + round * 17 + j) & 0xff);
+      return v;
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::vector<std::uint64_t> keys(per);
+        for (std::size_t i = 0; i < per; ++i) keys[i] = key_of<std::uint64_t>(t * 1000000 + i + 1);
+        const std::uint64_t absent = key_of<std::uint64_t>(t * 1000000 + 999999);
+        // expect(future, status, value or empty)
+        auto expect = [&](std::future<Sub::result>& f, status st, const std::vector<std::byte>& v) {
+          const auto r = f.get();
+          if (r.st != st || r.value != v) ++failures;
+        };
+        std::vector<std::future<Sub::result>> a, b;
+        for (std::size_t i = 0; i < per; ++i) {  // round 1: get_or_set inserts; a never-set key misses
+          a.push_back(sub.submit(cache_op::get_or_set, keys[i], value_of(keys[i], 1)));
+          b.push_back(sub.submit(cache_op::contains, absent));
+        }
+        for (std::size_t i = 0; i < per; ++i) {
+          expect(a[i], status::inserted, value_of(keys[i], 1));
+          expect(b[i], status::not_found, {});
+        }
+        a.clear();
+        b.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::set, keys[i], value_of(keys[i], 2)));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::assigned, {});
+        a.clear();
+        for (std::size_t i = 0; i < per; ++i) {  // round 3: reads see round 2's values
+          a.push_back(sub.submit(cache_op::get, keys[i]));
+          b.push_back(sub.submit(cache_op::get_or_set, keys[i], value_of(keys[i], 3)));
+        }
+        for (std::size_t i = 0; i < per; ++i) {
+          expect(a[i], status::found, value_of(keys[i], 2));
+          expect(b[i], status::found, value_of(keys[i], 2));
+        }
+        a.clear();
+        b.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::erase, keys[i]));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::erased, {});
+        a.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::get, keys[i]));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::not_found, {});
+      });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(sub.operations(), 7 * threads * per);
+    EXPECT_LE(sub.peak_in_flight(), buffers);
+    EXPECT_GT(sub.bytes_to_device(), 0u);
+    EXPECT_GT(sub.bytes_from_device(), 0u);
+    EXPECT_EQ(cache.size(), 0u);
+  }
+}
+
+// With a threshold of 1 every submit launches a batch: with N buffers at most N are ever in
+// flight (a submitter waits for one to come back), and with N >= 2 batches do overlap.
+TEST(CacheSubmitter, AtMostBuffersBatchesInFlight) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 8;
+  Cache cache(cfg, ex);
+  EXPECT_THROW(cache_submitter<Cache>(cache, 16, std::chrono::microseconds(0), 0), error);
+  for (const std::size_t buffers : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    cache.clear();
+    cache_submitter<Cache> sub(cache, 1, std::chrono::microseconds(0), buffers);
+    EXPECT_EQ(sub.buffers(), buffers);
+    const int threads = 6;
+    const std::size_t per = scaled(60, 20);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::vector<std::future<cache_submitter<Cache>::result>> fs;
+        for (std::size_t i = 0; i < per; ++i)
+          fs.push_back(sub.submit(cache_op::set, key_of<std::uint64_t>(t * 100000 + i + 1), std::vector<std::byte>(8)));
+        for (auto& f : fs)
+          if (f.get().st != status::inserted) ++failures;
+      });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(sub.batches(), threads * per);
+    EXPECT_LE(sub.peak_in_flight(), buffers);
+    EXPECT_GE(sub.peak_in_flight(), std::min<std::size_t>(buffers, 2));
+  }
+}
+
 // A batch below the threshold runs when its oldest operation has waited the deadline, with no
 // flush(); without a deadline it waits for one.
 TEST(CacheSubmitter, DeadlineRunsAPartialBatch) {
