@@ -254,12 +254,10 @@ class cache_submitter {
         launched_.pop_front();
       }
       slot& s = *slots_[index];
-      if (!s.error) {
-        try {
-          synchronize(s.stream.exec());
-        } catch (...) {
-          s.error = std::current_exception();
-        }
+      try {  // also after a failed launch: copies queued before it must end before the slot is refilled
+        synchronize(s.stream.exec());
+      } catch (...) {
+        if (!s.error) s.error = std::current_exception();
       }
       fulfil(s);
       {
