@@ -1,7 +1,8 @@
 // kv_cache: a sequential model fed by the cache's own eviction reports (exact where one tile runs
 // the operations in order), exact LRU where the table has two buckets, expiry, export/import,
 // eviction under load, bad input, racing tiles on hot keys (every value carries its key, its
-// writer and a checksum of its words, so a torn or wrong value fails), and the host submitter.
+// writer and a checksum of its words, so a torn or wrong value fails; each batch is checked per
+// key for linearizability with evictions as the cache's only forgetting), and the host submitter.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <optional>
+#include <string>
 #include <random>
 #include <set>
 #include <thread>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "../common/backend.hpp"
+#include "../common/linearizability.hpp"
 #include "warpkv/cache/kv_cache.hpp"
 #include "warpkv/cache/submitter.hpp"
 
@@ -636,12 +640,135 @@ TEST(CacheBadInput, ClearErrorsAndNothingLost) {
 }
 
 // ---- concurrency -------------------------------------------------------------------------
+// A cache batch's per-key linearizability (tests/common/linearizability.hpp, with forgetting):
+// values are versions (each op writes a version of its own), `versions_out[i]` the version a
+// hit returned. A get_or_set that inserts must return its own value. `evicted` (key, version)
+// lists every eviction of the batch when `reported`; else the cache may have forgotten any key
+// at any instant. Returns the first violation.
+std::optional<std::string> check_cache_batch(const std::vector<cache_op>& ops, const std::vector<std::uint64_t>& keys,
+                                             const std::vector<std::uint64_t>& versions, const std::vector<status>& st,
+                                             const std::vector<std::uint64_t>& versions_out,
+                                             const std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted,
+                                             bool reported, const std::unordered_map<std::uint64_t, std::uint64_t>& before,
+                                             const std::unordered_map<std::uint64_t, std::uint64_t>& after) {
+  std::map<std::uint64_t, key_history<std::uint64_t>> histories;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    key_history<std::uint64_t>& h = histories[keys[i]];
+    const status s = st[i];
+    const bool hit = s == status::found, miss = s == status::not_found;
+    bool ok = true;
+    switch (ops[i]) {
+      case cache_op::get:
+        if (hit) h.reads.push_back(versions_out[i]);
+        else if (miss) ++h.saw_absent;
+        else ok = false;
+        break;
+      case cache_op::contains:
+        if (hit) ++h.saw_present;
+        else if (miss) ++h.saw_absent;
+        else ok = false;
+        break;
+      case cache_op::set:
+        if (s == status::inserted) h.inserts.push_back(versions[i]);
+        else if (s == status::assigned) h.assigns.push_back(versions[i]);
+        else ok = false;
+        break;
+      case cache_op::add:
+        if (s == status::inserted) h.inserts.push_back(versions[i]);
+        else if (hit) ++h.saw_present;
+        else ok = false;
+        break;
+      case cache_op::erase:
+        if (s == status::erased) ++h.erases;
+        else if (miss) ++h.saw_absent;
+        else ok = false;
+        break;
+      case cache_op::get_or_set:
+        if (hit) h.reads.push_back(versions_out[i]);
+        else if (s == status::inserted && versions_out[i] == versions[i]) h.inserts.push_back(versions[i]);
+        else ok = false;
+        break;
+    }
+    if (!ok)
+      return "op " + std::to_string(i) + " (" + std::to_string(static_cast<int>(ops[i])) + ") on key " +
+             std::to_string(keys[i]) + ": status " + std::string(to_string(s)) + ", returned version " +
+             std::to_string(versions_out[i]);
+  }
+  std::map<std::uint64_t, std::vector<std::uint64_t>> evictions;
+  for (const auto& [k, v] : evicted) evictions[k].push_back(v);
+  return check_histories(histories, before, after, [&](std::uint64_t k) {
+    if (!reported) return forgetting<std::uint64_t>::any();
+    const auto e = evictions.find(k);
+    return forgetting<std::uint64_t>::reported(e == evictions.end() ? std::vector<std::uint64_t>{} : e->second);
+  });
+}
+
+// The checker itself: hand-made histories it must accept (eviction explains a miss, an insert
+// after a hit, a lost final value) and ones it must reject (a stale value, an assign or a hit
+// with the key never present, a value evicted that was never current, counts that do not add up).
+TEST(CacheLinearizability, CheckerAcceptsEvictionAndRejectsStaleValues) {
+  using G = cache_op;
+  const status F = status::found, N = status::not_found, I = status::inserted, A = status::assigned,
+               E = status::erased;
+  struct batch {
+    const char* what;
+    std::vector<cache_op> ops;
+    std::vector<status> st;
+    std::vector<std::uint64_t> out;  // version a hit returned (0: none)
+    std::unordered_map<std::uint64_t, std::uint64_t> before, after;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> evicted;  // (key 1, version)
+    bool reported;
+    bool valid;
+  };
+  // op i writes version 10 + i, all on key 1; the key held version 5 before when `before` says so
+  const std::vector<batch> cases = {
+      {"a miss of a present key, explained by an eviction", {G::get}, {N}, {0}, {{1, 5}}, {}, {}, false, true},
+      {"the same eviction, reported", {G::get}, {N}, {0}, {{1, 5}}, {}, {{1, 5}}, true, true},
+      {"a miss of a present key that nothing evicted", {G::get}, {N}, {0}, {{1, 5}}, {{1, 5}}, {}, false, false},
+      {"hit, evicted, then a set inserts", {G::get, G::set}, {F, I}, {5, 0}, {{1, 5}}, {{1, 11}}, {}, false, true},
+      {"the same with the eviction reported", {G::get, G::set}, {F, I}, {5, 0}, {{1, 5}}, {{1, 11}}, {{1, 5}}, true, true},
+      {"set, get reads it, add re-inserts after an eviction",
+       {G::set, G::get, G::add}, {I, F, I}, {0, 10, 0}, {}, {{1, 12}}, {}, false, true},
+      {"get_or_set inserts after an eviction, another hits it",
+       {G::get_or_set, G::get_or_set}, {I, F}, {10, 10}, {{1, 5}}, {{1, 10}}, {{1, 5}}, true, true},
+      {"assign then erase then insert", {G::set, G::erase, G::set}, {A, E, I}, {0, 0, 0}, {{1, 5}}, {{1, 12}}, {}, true,
+       true},
+      {"assign, evicted, re-inserted by a set", {G::set, G::get, G::set}, {A, F, I}, {0, 10, 0}, {{1, 5}}, {{1, 12}}, {},
+       false, true},
+      {"a stale value: the hit returns version 5, overwritten by 6 before the batch", {G::get}, {F}, {5}, {{1, 6}},
+       {{1, 6}}, {}, false, false},
+      {"a hit returns a version nobody wrote", {G::get, G::set}, {F, A}, {7, 0}, {{1, 5}}, {{1, 11}}, {}, false, false},
+      {"an insert into a present key that nothing evicted", {G::set}, {I}, {0}, {{1, 5}}, {{1, 10}}, {}, true, false},
+      {"assigned on a key that was never present", {G::set}, {A}, {0}, {}, {{1, 10}}, {}, false, false},
+      {"a hit on a key that was never present", {G::get}, {F}, {5}, {}, {}, {}, false, false},
+      {"the final value is not the last write: an assign must follow the only insert",
+       {G::set, G::set}, {I, A}, {0, 0}, {}, {{1, 10}}, {}, false, false},
+      {"an eviction of a value that was never current", {G::set}, {A}, {0}, {{1, 5}}, {}, {{1, 9}}, true, false},
+      {"one phase evicted twice", {G::get, G::set}, {F, I}, {5, 0}, {{1, 5}}, {}, {{1, 5}, {1, 5}}, true, false},
+      {"a reported-only cache lost the key without an eviction", {G::get}, {F}, {5}, {{1, 5}}, {}, {}, true, false},
+      {"absent afterwards although present, no eviction, and a miss", {G::get}, {N}, {0}, {{1, 5}}, {{1, 5}}, {}, true,
+       false},
+      {"a key appears with no write", {G::contains}, {N}, {0}, {}, {{1, 5}}, {}, false, false},
+      {"two erases of one present phase", {G::erase, G::erase}, {E, E}, {0, 0}, {{1, 5}}, {}, {}, false, false},
+      {"get_or_set inserted but returned another value", {G::get_or_set}, {I}, {5}, {}, {{1, 10}}, {}, false, false},
+  };
+  for (const batch& c : cases) {
+    std::vector<std::uint64_t> keys(c.ops.size(), 1), versions(c.ops.size());
+    for (std::size_t i = 0; i < versions.size(); ++i) versions[i] = 10 + i;
+    std::vector<std::uint64_t> out = c.out;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (c.ops[i] == G::get_or_set && c.st[i] == I && out[i] == 0) out[i] = versions[i];
+    const auto verdict = check_cache_batch(c.ops, keys, versions, c.st, out, c.evicted, c.reported, c.before, c.after);
+    EXPECT_EQ(verdict.has_value(), !c.valid) << c.what << (verdict ? ": " + *verdict : std::string());
+  }
+}
+
 // Many tiles race on a few hot keys (most operations on 8 keys), in a cache too small for the
-// key set, with erases that make room for cuckoo moves. Every value read (and every evicted and
-// every final value) must be a consistent value of its own key (checksum), and not stale: the
-// key's value when the batch began (exported after the previous batch) or the value of a write
-// of this batch that succeeded (set inserted/assigned, add/get_or_set inserted). All operations
-// of a batch are concurrent, so these are the values a linearization can give.
+// key set, with erases that make room for cuckoo moves. Every value read, evicted or left in the
+// cache must be a consistent value of its own key (checksum: a torn value fails), and each key's
+// operations must be linearizable (check_cache_batch) from its state when the batch began
+// (exported after the previous batch) to its state after it, with exactly the reported
+// evictions as the cache's own forgetting: eviction may explain a miss, never a stale value.
 template <class Cache>
 void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
           cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
@@ -658,8 +785,9 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
-  std::map<std::uint64_t, std::uint64_t> at_start;  // key -> version when the batch begins
+  std::unordered_map<std::uint64_t, std::uint64_t> at_start;  // key -> version when the batch begins
   std::uint64_t version = 1;
+  std::size_t evictions = 0, misses = 0;
   for (std::size_t b = 0; b < scaled(12, 2); ++b) {
     const std::size_t n = scaled(2000, 600);
     std::vector<cache_op> ops(n);
@@ -676,39 +804,37 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
     std::vector<status> st(n);
     cache_evictions<std::uint64_t> ev;
     cache.execute(ops, keys, in, out, st, &ev);
-    std::map<std::uint64_t, std::set<std::uint64_t>> written;  // key -> versions of this batch's successful writes
-    for (std::size_t i = 0; i < n; ++i)
-      if ((ops[i] == cache_op::set && (st[i] == status::inserted || st[i] == status::assigned)) ||
-          ((ops[i] == cache_op::add || ops[i] == cache_op::get_or_set) && st[i] == status::inserted))
-        written[keys[i]].insert(versions[i]);
-    auto current = [&](std::uint64_t key, std::uint64_t v) {
-      const auto s = at_start.find(key);
-      return written[key].count(v) != 0 || (s != at_start.end() && s->second == v);
+    // every value returned must check out as a whole value of its own key: its version
+    auto version_of = [&](std::uint64_t key, const std::vector<std::byte>& bytes, std::size_t i, const char* what) {
+      const std::uint64_t v = check_value(key, words_at(bytes, i, stride), words);
+      EXPECT_NE(v, ~0ull) << "torn or foreign " << what << " for key " << key;
+      return v;
     };
+    std::vector<std::uint64_t> returned(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-      if ((ops[i] == cache_op::get || ops[i] == cache_op::get_or_set) && st[i] == status::found) {
-        const std::uint64_t v = check_value(keys[i], words_at(out, i, stride), words);
-        ASSERT_NE(v, ~0ull) << "torn or foreign value for key " << keys[i];
-        ASSERT_TRUE(current(keys[i], v)) << "a stale value: neither the value at the batch's start nor a write of it";
-      }
-      if (ops[i] == cache_op::get_or_set && st[i] == status::inserted) {
-        ASSERT_EQ(check_value(keys[i], words_at(out, i, stride), words), versions[i]);
-      }
+      const bool has_value = (ops[i] == cache_op::get && st[i] == status::found) ||
+                             (ops[i] == cache_op::get_or_set && (st[i] == status::found || st[i] == status::inserted));
+      if (has_value) returned[i] = version_of(keys[i], out, i, "hit");
+      misses += ops[i] == cache_op::get && st[i] == status::not_found;
     }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> evicted;
     for (std::size_t e = 0; e < ev.keys.size(); ++e)
-      ASSERT_TRUE(current(ev.keys[e], check_value(ev.keys[e], words_at(ev.values, e, stride), words)));
+      evicted.emplace_back(ev.keys[e], version_of(ev.keys[e], ev.values, e, "evicted value"));
+    evictions += evicted.size();
     const auto all = cache.export_entries();
     ASSERT_LE(all.keys.size(), cache.capacity());
-    std::set<std::uint64_t> unique(all.keys.begin(), all.keys.end());
-    ASSERT_EQ(unique.size(), all.keys.size()) << "a key stored twice";
-    std::map<std::uint64_t, std::uint64_t> at_end;
-    for (std::size_t i = 0; i < all.keys.size(); ++i) {
-      const std::uint64_t v = check_value(all.keys[i], words_at(all.values, i, stride), words);
-      ASSERT_TRUE(current(all.keys[i], v)) << "a stale final value";
-      at_end[all.keys[i]] = v;
-    }
+    std::unordered_map<std::uint64_t, std::uint64_t> at_end;
+    for (std::size_t i = 0; i < all.keys.size(); ++i)
+      ASSERT_TRUE(at_end.emplace(all.keys[i], version_of(all.keys[i], all.values, i, "final value")).second)
+          << "a key stored twice";
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    const auto verdict = check_cache_batch(ops, keys, versions, st, returned, evicted, true, at_start, at_end);
+    ASSERT_FALSE(verdict.has_value()) << "batch " << b << ": " << *verdict;
     at_start = std::move(at_end);
   }
+  // the check must have had something to explain: evictions and misses in a cache this small
+  EXPECT_GT(evictions, 0u);
+  EXPECT_GT(misses, 0u);
 }
 
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValues) {
@@ -900,6 +1026,116 @@ TEST(CacheSubmitter, ManyThreadsGetTheirOwnResults) {
   EXPECT_GT(sub.batches(), 1u);
   EXPECT_EQ(cache.size(), threads * per);
   EXPECT_THROW(sub.submit(cache_op::set, 1, std::vector<std::byte>(21)), error);
+}
+
+// Several threads submit rounds of operations on their own keys without waiting inside a round,
+// so batches fill while others are in flight (2 and 3 buffers, small threshold, a deadline for
+// the last partial batch of a round). Between rounds each thread waits for its futures: the next
+// round's operations then take effect after the previous round's, so every result is exact.
+TEST(CacheSubmitter, ThreadsSubmitWhileBatchesAreInFlight) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  using Sub = cache_submitter<Cache>;
+  for (const std::size_t buffers : {std::size_t{2}, std::size_t{3}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    cache_config cfg;
+    cfg.capacity = 8192;
+    cfg.value_bytes = 24;
+    Cache cache(cfg, ex);
+    Sub sub(cache, 32, std::chrono::microseconds(300), buffers);
+    const int threads = 4;
+    const std::size_t per = scaled(250, 40);
+    std::atomic<int> failures{0};
+    auto value_of = [](std::uint64_t k, std::uint64_t round) {
+      std::vector<std::byte> v(24);
+      for (std::size_t j = 0; j < v.size(); ++j) v[j] = static_cast<std::byte>((k * 131 + round * 17 + j) & 0xff);
+      return v;
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        std::vector<std::uint64_t> keys(per);
+        for (std::size_t i = 0; i < per; ++i) keys[i] = key_of<std::uint64_t>(t * 1000000 + i + 1);
+        const std::uint64_t absent = key_of<std::uint64_t>(t * 1000000 + 999999);
+        // expect(future, status, value or empty)
+        auto expect = [&](std::future<Sub::result>& f, status st, const std::vector<std::byte>& v) {
+          const auto r = f.get();
+          if (r.st != st || r.value != v) ++failures;
+        };
+        std::vector<std::future<Sub::result>> a, b;
+        for (std::size_t i = 0; i < per; ++i) {  // round 1: get_or_set inserts; a never-set key misses
+          a.push_back(sub.submit(cache_op::get_or_set, keys[i], value_of(keys[i], 1)));
+          b.push_back(sub.submit(cache_op::contains, absent));
+        }
+        for (std::size_t i = 0; i < per; ++i) {
+          expect(a[i], status::inserted, value_of(keys[i], 1));
+          expect(b[i], status::not_found, {});
+        }
+        a.clear();
+        b.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::set, keys[i], value_of(keys[i], 2)));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::assigned, {});
+        a.clear();
+        for (std::size_t i = 0; i < per; ++i) {  // round 3: reads see round 2's values
+          a.push_back(sub.submit(cache_op::get, keys[i]));
+          b.push_back(sub.submit(cache_op::get_or_set, keys[i], value_of(keys[i], 3)));
+        }
+        for (std::size_t i = 0; i < per; ++i) {
+          expect(a[i], status::found, value_of(keys[i], 2));
+          expect(b[i], status::found, value_of(keys[i], 2));
+        }
+        a.clear();
+        b.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::erase, keys[i]));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::erased, {});
+        a.clear();
+        for (std::size_t i = 0; i < per; ++i) a.push_back(sub.submit(cache_op::get, keys[i]));
+        for (std::size_t i = 0; i < per; ++i) expect(a[i], status::not_found, {});
+      });
+    }
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(sub.operations(), 7 * threads * per);
+    EXPECT_LE(sub.peak_in_flight(), buffers);
+    EXPECT_GT(sub.bytes_to_device(), 0u);
+    EXPECT_GT(sub.bytes_from_device(), 0u);
+    EXPECT_EQ(cache.size(), 0u);
+  }
+}
+
+// With a threshold of 1 every submit launches a batch: with N buffers at most N are ever in
+// flight (a submitter waits for one to come back), and with N >= 2 batches do overlap.
+TEST(CacheSubmitter, AtMostBuffersBatchesInFlight) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 8;
+  Cache cache(cfg, ex);
+  EXPECT_THROW(cache_submitter<Cache>(cache, 16, std::chrono::microseconds(0), 0), error);
+  for (const std::size_t buffers : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    cache.clear();
+    cache_submitter<Cache> sub(cache, 1, std::chrono::microseconds(0), buffers);
+    EXPECT_EQ(sub.buffers(), buffers);
+    const int threads = 6;
+    const std::size_t per = scaled(60, 20);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::vector<std::future<cache_submitter<Cache>::result>> fs;
+        for (std::size_t i = 0; i < per; ++i)
+          fs.push_back(sub.submit(cache_op::set, key_of<std::uint64_t>(t * 100000 + i + 1), std::vector<std::byte>(8)));
+        for (auto& f : fs)
+          if (f.get().st != status::inserted) ++failures;
+      });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(sub.batches(), threads * per);
+    EXPECT_LE(sub.peak_in_flight(), buffers);
+    EXPECT_GE(sub.peak_in_flight(), std::min<std::size_t>(buffers, 2));
+  }
 }
 
 // A batch below the threshold runs when its oldest operation has waited the deadline, with no

@@ -131,6 +131,7 @@ struct cache_options {
   std::uint64_t submitter_deadline_us = 1000;       ///< the submitter's latency deadline
   unsigned submitter_threads = 0;        ///< client threads; 0: hardware threads
   std::uint64_t submitter_ops = 0;       ///< operations per threshold; 0: 2^22 cuda, 2^14 host
+  std::vector<unsigned> submitter_buffers{2};  ///< batch buffers (1: no overlap, 2: double buffering, ...)
 };
 
 /// warpkv::kv_cache on YCSB traces and HierarchicalKV's configuration (cache_workloads.cpp).

@@ -519,10 +519,35 @@ void hkv_rows(session& s, const cache_options& o, const std::string& sync, const
 }
 
 // ---- the host front end: cache_submitter ------------------------------------------------------
+/// The pinned host <-> device copy bandwidth of this machine (GB/s each way): the best of a few
+/// stream-ordered copies of 64 MiB (1 MiB on the host backend, where it is memcpy) between a
+/// pinned_buffer and a device buffer, the kind of copy the submitter queues.
+std::pair<double, double> pinned_copy_gbs(session& s) {
+  const std::size_t words = (s.cuda() ? (std::size_t{64} << 20) : (std::size_t{1} << 20)) / 8;
+  warpkv::pinned_buffer<u64> host(words, s.ex());
+  std::memset(host.data(), 1, words * 8);
+  buffer<u64> dev(words, s.ex());
+  double h2d = 0, d2h = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    dev.copy_from_host(host.data(), words);
+    warpkv::synchronize(s.ex());
+    const double in_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t0 = std::chrono::steady_clock::now();
+    dev.copy_to_host(host.data(), words);
+    const double out_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    h2d = std::max(h2d, static_cast<double>(words * 8) / in_s / 1e9);
+    d2h = std::max(d2h, static_cast<double>(words * 8) / out_s / 1e9);
+  }
+  return {h2d, d2h};
+}
+
 // Client threads each submit a window of operations (2 x threshold / threads, so that a batch
 // fills by its threshold), then wait for the window's futures in order; an operation's latency
 // is from just before its submit() to the moment its client holds the result (an upper bound:
-// futures are collected in order). Throughput counts every operation over the wall time.
+// futures are collected in order). Throughput counts every operation over the wall time; the
+// bytes the submitter copied each way over the wall time are compared with the pinned copy
+// bandwidth measured at the start of the same run.
 /// false when a result was wrong.
 bool submitter_rows(session& s, const cache_options& o, u64 seed) {
   using cache_t = warpkv::kv_cache<u64, 8>;
@@ -536,74 +561,93 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
   if (thresholds.empty())
     thresholds = s.cuda() ? std::vector<u64>{1u << 10, 1u << 14, 1u << 17, 1u << 20} : std::vector<u64>{1u << 6, 1u << 8, 1u << 10};
   const u64 key_range = cache.capacity();  // get_or_set hits once the range is in
+  const auto [pinned_h2d, pinned_d2h] = pinned_copy_gbs(s);
+  progress(strf("pinned copies: %.2f GB/s host->device, %.2f GB/s device->host", pinned_h2d, pinned_d2h));
   bool verified = true;
-  for (const u64 threshold : thresholds) {
-    using clock = std::chrono::steady_clock;
-    const u64 per = (ops + threads - 1) / threads;
-    const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(2 * threshold / threads, 1, per));
-    std::vector<std::vector<double>> lat(threads);
-    std::atomic<u64> failures{0};
-    std::size_t batches = 0;
-    const auto t0 = clock::now();
-    {
-      warpkv::cache_submitter<cache_t> sub(cache, static_cast<std::size_t>(threshold),
-                                           std::chrono::microseconds(o.submitter_deadline_us));
-      std::vector<std::jthread> pool;
-      for (unsigned w = 0; w < threads; ++w)
-        pool.emplace_back([&, w] {
-          std::mt19937_64 rng(seed + w * 7919 + threshold);
-          std::vector<std::future<warpkv::cache_submitter<cache_t>::result>> fs;
-          std::vector<clock::time_point> at;
-          std::vector<u64> ks;
-          std::vector<std::byte> value(32);
-          lat[w].reserve(per);
-          for (u64 done = 0; done < per;) {
-            const std::size_t m = static_cast<std::size_t>(std::min<u64>(window, per - done));
-            fs.clear();
-            at.clear();
-            ks.clear();
-            for (std::size_t i = 0; i < m; ++i) {
-              const u64 k = 1 + rng() % key_range;
-              std::memcpy(value.data(), &k, 8);  // every value of key k starts with k
-              ks.push_back(k);
-              at.push_back(clock::now());
-              fs.push_back(sub.submit(i % 2 == 0 ? cache_op::get_or_set : cache_op::set, k, value));
+  for (const unsigned buffers : o.submitter_buffers) {
+    if (buffers == 0) throw warpkv::error(warpkv::errc::invalid_argument, "--buffers: at least 1");
+    for (const u64 threshold : thresholds) {
+      using clock = std::chrono::steady_clock;
+      const u64 per = (ops + threads - 1) / threads;
+      const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(2 * threshold / threads, 1, per));
+      std::vector<std::vector<double>> lat(threads);
+      std::atomic<u64> failures{0};
+      std::size_t batches = 0, peak = 0;
+      u64 bytes_in = 0, bytes_out = 0;
+      const auto t0 = clock::now();
+      {
+        warpkv::cache_submitter<cache_t> sub(cache, static_cast<std::size_t>(threshold),
+                                             std::chrono::microseconds(o.submitter_deadline_us), buffers);
+        std::vector<std::jthread> pool;
+        for (unsigned w = 0; w < threads; ++w)
+          pool.emplace_back([&, w] {
+            std::mt19937_64 rng(seed + w * 7919 + threshold);
+            std::vector<std::future<warpkv::cache_submitter<cache_t>::result>> fs;
+            std::vector<clock::time_point> at;
+            std::vector<u64> ks;
+            std::vector<std::byte> value(32);
+            lat[w].reserve(per);
+            for (u64 done = 0; done < per;) {
+              const std::size_t m = static_cast<std::size_t>(std::min<u64>(window, per - done));
+              fs.clear();
+              at.clear();
+              ks.clear();
+              for (std::size_t i = 0; i < m; ++i) {
+                const u64 k = 1 + rng() % key_range;
+                std::memcpy(value.data(), &k, 8);  // every value of key k starts with k
+                ks.push_back(k);
+                at.push_back(clock::now());
+                fs.push_back(sub.submit(i % 2 == 0 ? cache_op::get_or_set : cache_op::set, k, value));
+              }
+              for (std::size_t i = 0; i < m; ++i) {
+                const auto r = fs[i].get();
+                lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at[i]).count());
+                const bool read = i % 2 == 0;
+                if (read ? (r.st != status::found && r.st != status::inserted) || r.value.size() != 32 ||
+                               std::memcmp(r.value.data(), &ks[i], 8) != 0
+                         : r.st != status::inserted && r.st != status::assigned)
+                  ++failures;
+              }
+              done += m;
             }
-            for (std::size_t i = 0; i < m; ++i) {
-              const auto r = fs[i].get();
-              lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at[i]).count());
-              const bool read = i % 2 == 0;
-              if (read ? (r.st != status::found && r.st != status::inserted) || r.value.size() != 32 ||
-                             std::memcmp(r.value.data(), &ks[i], 8) != 0
-                       : r.st != status::inserted && r.st != status::assigned)
-                ++failures;
-            }
-            done += m;
-          }
-        });
-      pool.clear();  // joins
-      batches = sub.batches();
+          });
+        pool.clear();  // joins
+        batches = sub.batches();
+        peak = sub.peak_in_flight();
+        bytes_in = sub.bytes_to_device();
+        bytes_out = sub.bytes_from_device();
+      }
+      const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+      std::vector<double> all;
+      for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+      std::sort(all.begin(), all.end());
+      auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<std::size_t>(p * static_cast<double>(all.size())))]; };
+      const double h2d = ms > 0 ? static_cast<double>(bytes_in) / (ms * 1e6) : 0.0;  // GB/s
+      const double d2h = ms > 0 ? static_cast<double>(bytes_out) / (ms * 1e6) : 0.0;
+      record r = s.base("cache-submitter");
+      r.set("structure", "kv_cache").set("bucket_width", 8).set("front_end", "cache_submitter");
+      r.set("buffers", buffers).set("threshold", threshold).set("deadline_us", o.submitter_deadline_us);
+      r.set("threads", threads).set("window", window);
+      r.set("capacity", cache.capacity()).set("key_bytes", 8).set("value_bytes", 32).set("ops", all.size());
+      r.set("batches", batches).set("mean_batch", batches ? static_cast<double>(all.size()) / static_cast<double>(batches) : 0.0);
+      r.set("peak_in_flight", peak);
+      r.set("ms", ms).set("mops", ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0);
+      r.set("latency_us_p50", pct(0.5)).set("latency_us_p99", pct(0.99)).set("latency_us_max", all.empty() ? 0.0 : all.back());
+      r.set("bytes_to_device", bytes_in).set("bytes_from_device", bytes_out);
+      r.set("h2d_gbs", h2d).set("d2h_gbs", d2h).set("pinned_h2d_gbs", pinned_h2d).set("pinned_d2h_gbs", pinned_d2h);
+      r.set("h2d_fraction_of_pinned", pinned_h2d > 0 ? h2d / pinned_h2d : 0.0);
+      r.set("d2h_fraction_of_pinned", pinned_d2h > 0 ? d2h / pinned_d2h : 0.0);
+      r.set("failures", failures.load()).set("verified", failures.load() == 0);
+      r.set("transfers", "pinned staging per buffer, each buffer's copies and kernel on its own stream");
+      emit(r);
+      if (failures.load() != 0) verified = false;
+      if (failures.load() != 0) progress(strf("submitter run FAILED verification: %llu operations", static_cast<unsigned long long>(failures.load())));
+      progress(strf("submitter %u buffers, threshold %-8llu (%u threads, window %zu): %.3f M ops/s, %zu batches (peak %zu "
+                    "in flight), latency p50 %.1f us, p99 %.1f us, copies %.2f / %.2f GB/s (%.0f%% / %.0f%% of pinned)",
+                    buffers, static_cast<unsigned long long>(threshold), threads, window,
+                    ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0, batches, peak, pct(0.5), pct(0.99), h2d,
+                    d2h, pinned_h2d > 0 ? 100 * h2d / pinned_h2d : 0.0, pinned_d2h > 0 ? 100 * d2h / pinned_d2h : 0.0));
     }
-    const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-    std::vector<double> all;
-    for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
-    std::sort(all.begin(), all.end());
-    auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<std::size_t>(p * static_cast<double>(all.size())))]; };
-    record r = s.base("cache-submitter");
-    r.set("structure", "kv_cache").set("bucket_width", 8).set("front_end", "cache_submitter");
-    r.set("threshold", threshold).set("deadline_us", o.submitter_deadline_us).set("threads", threads).set("window", window);
-    r.set("capacity", cache.capacity()).set("key_bytes", 8).set("value_bytes", 32).set("ops", all.size());
-    r.set("batches", batches).set("mean_batch", batches ? static_cast<double>(all.size()) / static_cast<double>(batches) : 0.0);
-    r.set("ms", ms).set("mops", ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0);
-    r.set("latency_us_p50", pct(0.5)).set("latency_us_p99", pct(0.99)).set("latency_us_max", all.empty() ? 0.0 : all.back());
-    r.set("failures", failures.load()).set("verified", failures.load() == 0);
-    r.set("transfers", "pageable copies per batch through kv_cache::execute, one batch in flight");
-    emit(r);
-    if (failures.load() != 0) verified = false;
-    if (failures.load() != 0) progress(strf("submitter run FAILED verification: %llu operations", static_cast<unsigned long long>(failures.load())));
-    progress(strf("submitter threshold %-8llu (%u threads, window %zu): %.3f M ops/s, %zu batches, latency p50 %.1f us, p99 %.1f us",
-                  static_cast<unsigned long long>(threshold), threads, window,
-                  ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0, batches, pct(0.5), pct(0.99)));
   }
   return verified;
 }

@@ -284,6 +284,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_option("--submitter-threads", ca.submitter_threads, "--submitter: client threads (0: hardware threads)")
       ->capture_default_str();
+  c->add_option("--buffers", ca.submitter_buffers,
+                "--submitter: batch buffers, comma-separated (each its pinned staging, device arrays and stream; "
+                "1: no overlap, 2: double buffering)")
+      ->delimiter(',')
+      ->capture_default_str();
   c->add_option("--submitter-ops", ca_sub_ops, "--submitter: operations per threshold (default 2^22 cuda, 2^14 host)");
   bool ca_baselines_only = false;
   c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");

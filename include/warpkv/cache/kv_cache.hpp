@@ -28,7 +28,9 @@
 //  - get, set, add, erase, get_or_set, contains and execute (mixed batches) may be called from
 //    several host threads at once; each operation is linearizable on its own, batches interleave.
 //    On the GPU they are ordered on the cache's stream (execution::stream): calls from several
-//    host threads are safe, and run one after another on the device.
+//    host threads are safe, and run one after another on the device. enqueue_resident() runs a
+//    batch on a stream of the caller's instead, concurrently with the others (cache_submitter's
+//    buffers do).
 //  - clear(), import_entries() (it is a set batch and may run concurrently, but its result only
 //    means something alone), export_entries() and size() are whole-table passes: call them while
 //    no other operation runs on this cache (size() then is exact; concurrently it is a
@@ -177,17 +179,21 @@ class kv_cache {
   batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                                  const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                                  const std::uint64_t* expires_at = nullptr) {
-    detail::cache_batch_op<ref_type> op;
-    op.ref = ref();
-    op.ops = ops;
-    op.uniform = uniform;
-    op.keys = keys;
-    op.values_in = values_in;
-    op.values_out = values_out;
-    op.expires = expires_at;
-    op.stamp_base = reserve_stamps(n);
-    op.now = time();
-    return launch_batch<TileSize>(ex_, n, op, statuses);
+    return launch_batch<TileSize>(ex_, n, batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), statuses);
+  }
+  /// The same batch queued on `on` (this cache's backend with a stream of the caller's, e.g. a
+  /// submitter buffer's) without waiting and without status counts: on the GPU it runs
+  /// concurrently with work on other streams, this cache's included (batches are concurrent
+  /// anyway); the caller synchronizes `on` before reading `statuses`/`values_out`. The host
+  /// backend runs it at once.
+  void enqueue_resident(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                        const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
+                        const std::uint64_t* expires_at = nullptr) {
+    require(on.where == ex_.where, "on", "must be this cache's backend");
+    if (n == 0) return;
+    launch<TileSize>(on, (n + TileSize - 1) / TileSize,
+                     detail::batch_body<TileSize, detail::cache_batch_op<ref_type>>{
+                         batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), n, statuses, nullptr, false});
   }
 
   /// Live (present, unexpired) entries. A whole-table pass.
@@ -252,6 +258,23 @@ class kv_cache {
                          record, in ? record : value_words_};
   }
 
+  /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
+  detail::cache_batch_op<ref_type> batch_op(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                                            const std::uint64_t* values_in, std::uint64_t* values_out,
+                                            const std::uint64_t* expires_at) {
+    detail::cache_batch_op<ref_type> op;
+    op.ref = ref();
+    op.ops = ops;
+    op.uniform = uniform;
+    op.keys = keys;
+    op.values_in = values_in;
+    op.values_out = values_out;
+    op.expires = expires_at;
+    op.stamp_base = reserve_stamps(n);
+    op.now = time();
+    return op;
+  }
+
   void run(cache_op uniform, std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> in,
            std::span<std::byte> out, std::span<status> statuses, std::span<const std::uint64_t> expires_at,
            cache_evictions<Key>* evicted) {
@@ -301,16 +324,7 @@ class kv_cache {
     }
     buffer<status> d_status(n, ex_);
 
-    detail::cache_batch_op<ref_type> op;
-    op.ref = ref();
-    op.ops = d_ops.data();
-    op.uniform = uniform;
-    op.keys = d_keys.data();
-    op.values_in = d_in.data();
-    op.values_out = d_out.data();
-    op.expires = d_exp.data();
-    op.stamp_base = reserve_stamps(n);
-    op.now = time();
+    auto op = batch_op(n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_exp.data());
     op.evicted_keys = d_ev_keys.data();
     op.evicted_values = d_ev_values.data();
     op.evicted_flags = d_ev_flags.data();

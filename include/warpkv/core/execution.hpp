@@ -70,4 +70,34 @@ inline void synchronize(const execution& ex) {
 #endif
 }
 
+/// A CUDA stream of its own (non-blocking: it does not wait for the legacy default stream) on
+/// the cuda backend, destroyed with the object; on the host backend, the given execution as is
+/// (its work is synchronous anyway). exec() is `base` with that stream.
+class owned_stream {
+ public:
+  owned_stream() = default;
+  explicit owned_stream(const execution& base) : ex_(base) {
+#if WARPKV_HAS_CUDA
+    if (base.where == backend::cuda) {
+      cudaStream_t s = nullptr;
+      WARPKV_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      ex_.stream = s;
+      owned_ = true;
+    }
+#endif
+  }
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  ~owned_stream() {
+#if WARPKV_HAS_CUDA
+    if (owned_) (void)cudaStreamDestroy(ex_.stream);  // destructors must not throw; queued work still completes
+#endif
+  }
+  [[nodiscard]] const execution& exec() const { return ex_; }
+
+ private:
+  execution ex_{};
+  [[maybe_unused]] bool owned_ = false;  // only the cuda build creates streams
+};
+
 }  // namespace warpkv
