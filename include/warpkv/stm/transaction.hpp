@@ -382,6 +382,7 @@ class basic_transaction {
     const unsigned r = g_.thread_rank();
     unsigned retries = 0;
     unsigned extensions = 0;
+    unsigned lock_waits = 0;
     for (;;) {
       // Seqlock read: acquire the lock word, copy the words (lane r: words r, r + lanes, ...),
       // then an acquire fence and the lock word again. Equal unlocked words before and after
@@ -402,7 +403,16 @@ class basic_transaction {
         detail::pause(1);
         continue;
       }
-      if (detail::is_locked(l1)) return false;  // a commit owns it: its version is about to change
+      if (detail::is_locked(l1)) {
+        // A commit owns it: its version is about to change. Unqueued readers give up at once
+        // (the reader never waits); a queued one, its stripe's turn, waits a few microseconds
+        // for that bounded commit rather than spend the turn on an abort, then reads the new
+        // version (extending its snapshot). Waiting holds no lock, and lock holders never
+        // wait for readers or turns, so this cannot deadlock (docs/design/stm.md).
+        if (!queued_ || ++lock_waits > 8) return false;
+        detail::pause(lock_waits < 4 ? 2u << lock_waits : 16u);
+        continue;
+      }
       ver = detail::version_of(l1);
       if constexpr (M == mode::opaque) {
         if (ver > rv_) {
