@@ -105,6 +105,16 @@ def finish_axis(ax, log_y):
         ax.set_ylim(bottom=0)
 
 
+def save_figure(fig, title, recs, out_dir, name, written):
+    """Titles the figure (with the records' device, backend and commits) and writes out_dir/name.png."""
+    fig.suptitle(f"{title}\n{subtitle(recs)}", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out_dir, name + ".png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+
+
 def plot_static(recs, out_dir, written, log_y):
     groups = defaultdict(list)
     for r in recs:
@@ -142,15 +152,10 @@ def plot_static(recs, out_dir, written, log_y):
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
         n_txt = f", N={keys}" if keys else ""
-        fig.suptitle(f"warpkv static{n_txt}\n{subtitle(rs)}", fontsize=10)
-        fig.tight_layout()
         name = f"static-{slug(backend)}-{slug(device)}"
         if len(multi_sizes[(backend, device)]) > 1:
             name += f"-n{keys}"
-        path = os.path.join(out_dir, name + ".png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save_figure(fig, f"warpkv static{n_txt}", rs, out_dir, name, written)
 
 
 def plot_dynamic(recs, out_dir, written, log_y):
@@ -185,12 +190,8 @@ def plot_dynamic(recs, out_dir, written, log_y):
             finish_axis(ax, log_y)
             ax.grid(True, alpha=0.3, which="both")
             ax.legend(fontsize=8)
-        fig.suptitle(f"warpkv dynamic (one concurrent mixed batch)\n{subtitle(rs)}", fontsize=10)
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"dynamic-{slug(backend)}-{slug(device)}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save_figure(fig, "warpkv dynamic (one concurrent mixed batch)", rs, out_dir,
+                    f"dynamic-{slug(backend)}-{slug(device)}", written)
 
 
 def plot_stm(recs, out_dir, written):
@@ -246,12 +247,7 @@ def plot_stm(recs, out_dir, written):
             ax.grid(True, alpha=0.3, axis="y")
             if variants:
                 ax.legend(fontsize=7)
-        fig.suptitle(f"warpkv-bench stm\n{subtitle(rs)}", fontsize=10)
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"stm-{slug(backend)}-{slug(device)}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save_figure(fig, "warpkv-bench stm", rs, out_dir, f"stm-{slug(backend)}-{slug(device)}", written)
 
 
 def main(argv=None):

@@ -66,6 +66,8 @@ struct stm_options {
   /// STM contention management, bank and paper rows once per entry (sort and map: always queue):
   /// queue = contention queues + serial escalation (the default), escalate = serial escalation alone.
   std::vector<std::string> contention{"queue", "escalate"};
+  unsigned queue_after = 1;      ///< conflicts before a transaction queues (the queue entry; 0: never)
+  unsigned escalate_after = 32;  ///< conflicts before serial escalation (both entries; 0: never)
 };
 
 struct bank_conflict_options {

@@ -154,6 +154,11 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"queue", "escalate"}))
       ->capture_default_str();
+  x->add_option("--queue-after", sm.queue_after, "STM: conflicts before a transaction queues on its conflict object's stripe (queue rows)")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  x->add_option("--escalate-after", sm.escalate_after, "STM: conflicts before serial escalation (0: never; bank and paper rows)")
+      ->capture_default_str();
 
   bank_conflict_options bc;
   auto* bcs = app.add_subcommand("bank-conflicts", "Shared-memory loads/stores by full warps at word strides 1..33 (GPU only)");

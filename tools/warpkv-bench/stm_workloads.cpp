@@ -49,14 +49,14 @@ constexpr std::int64_t initial_balance = 1000;
 
 // ---- bank bodies --------------------------------------------------------------------------------
 
-/// atomically's queue_after for a --contention entry: queue after the first conflict, or never.
-unsigned queue_after_of(const std::string& contention) { return contention == "queue" ? stm::default_queueing : 0u; }
+/// atomically's queue_after for a --contention entry: after --queue-after conflicts, or never.
+unsigned queue_after_of(const std::string& contention, const stm_options& so) { return contention == "queue" ? so.queue_after : 0u; }
 
 struct bank_stm_body {
   using accumulator = counts;
   stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
   u64 seed;
-  unsigned queue_after;
+  unsigned queue_after, escalate_after;
   std::size_t items, chunk;
   ull* stats;
   template <class Tile>
@@ -69,7 +69,7 @@ struct bank_stm_body {
         if (!a.ok()) return;
         a.write(x.from, f - x.amount);
         a.write(x.to, g + x.amount);
-      }, 0, stm::default_escalation, queue_after);
+      }, 0, escalate_after, queue_after);
       acc.attempts += tx.attempts();
       acc.commits += s == stm::tx_status::committed ? 1 : 0;
     }
@@ -129,7 +129,7 @@ struct paper_body {
   stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
   u64 seed;
   unsigned read_only_percent;
-  unsigned queue_after;
+  unsigned queue_after, escalate_after;
   std::size_t items, chunk;
   ull* stats;  // attempts, commits, update commits, read-only commits
   template <class Tile>
@@ -149,7 +149,7 @@ struct paper_body {
             if (!a.read(static_cast<std::size_t>(mix(r + static_cast<u64>(k)) % n), v)) return;
             sum += v;
           }
-        }, 0, stm::default_escalation, queue_after);
+        }, 0, escalate_after, queue_after);
         attempts = tx.attempts();
         acc.checksum += sum;
       } else {
@@ -162,7 +162,7 @@ struct paper_body {
             a.write(x.from, f - x.amount);
             a.write(x.to, g + x.amount);
           }
-        }, 0, stm::default_escalation, queue_after);
+        }, 0, escalate_after, queue_after);
         attempts = tx.attempts();
         if (s == stm::tx_status::committed) atomic_ref<ull>(stats[2]).fetch_add(1, memory_order::relaxed);
       }
@@ -277,18 +277,18 @@ int run_bank(stm_session& se, const common_options& co, const stm_options& so, s
     for (const std::string& cm : so.contention) {  // STM, once per contention manager
       stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
       ull attempts = 0, commits = 0;
-      const unsigned queue_after = queue_after_of(cm);
+      const unsigned queue_after = queue_after_of(cm, so);
       const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
                                         [&](int r) {
-                                          se.run(transfers, bank_stm_body{h.ref(), co.seed + static_cast<u64>(r), queue_after, 0, 0,
-                                                                          stats.data()});
+                                          se.run(transfers, bank_stm_body{h.ref(), co.seed + static_cast<u64>(r), queue_after,
+                                                                          so.escalate_after, 0, 0, stats.data()});
                                         });
       const std::vector<ull> st = stats.to_vector();  // the last run's counters
       attempts = st[0];
       commits = st[1];
       const bool ok = sum_mod(h.to_vector()) == expected && commits == transfers;
       report("stm-opaque-" + cm, transfers, t, ok, [&](record& r) {
-        r.set("contention", cm);
+        r.set("contention", cm).set("queue_after", queue_after).set("escalate_after", so.escalate_after);
         r.set("stm_counts", "attempts and commits of the last run (transaction::attempts())");
         r.set("commits", commits).set("attempts", attempts);
         r.set("abort_ratio", attempts > 0 ? static_cast<double>(attempts - commits) / static_cast<double>(attempts) : 0.0);
@@ -344,18 +344,18 @@ int run_paper(stm_session& se, const common_options& co, const stm_options& so, 
     stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
     for (const std::string& cm : so.contention)
     for (const unsigned ro : so.read_only_percents) {
-      const unsigned queue_after = queue_after_of(cm);
+      const unsigned queue_after = queue_after_of(cm, so);
       const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
                                         [&](int r) {
-                                          se.run(txs, paper_body{h.ref(), co.seed + static_cast<u64>(r), ro, queue_after, 0, 0,
-                                                                 stats.data()});
+                                          se.run(txs, paper_body{h.ref(), co.seed + static_cast<u64>(r), ro, queue_after,
+                                                                 so.escalate_after, 0, 0, stats.data()});
                                         });
       const std::vector<ull> st = stats.to_vector();
       const ull attempts = st[0], commits = st[1], updates = st[2];
       const bool conserved = sum_mod(h.to_vector()) == static_cast<ull>(n) * static_cast<ull>(initial_balance);
       const bool ok = conserved && commits == txs && h.clock() == updates;
       record r = se.base("stm-paper-bank", "stm-opaque-" + cm);
-      r.set("contention", cm).set("accounts", n).set("transactions", txs).set("read_only_percent", ro);
+      r.set("contention", cm).set("queue_after", queue_after).set("escalate_after", so.escalate_after).set("accounts", n).set("transactions", txs).set("read_only_percent", ro);
       r.set("reads_per_read_only_tx", paper_reads).set("transfers_per_update_tx", paper_transfers);
       r.set("capacity", 2 * paper_transfers).set("write_capacity", 2 * paper_transfers).set("read_only_capacity", paper_reads);
       add_timing(r, t, txs);
