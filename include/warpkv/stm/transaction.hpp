@@ -172,6 +172,11 @@ class basic_transaction {
       return true;
     }
     if (!acquire_all()) return fail(tx_status::conflict);  // acquire_all set conflict_id_
+    // Holding every lock at the versions read, this commit cannot fail any more: hand the
+    // stripe's turn to the next queued transaction now, so that its begin and reads overlap
+    // this write-back (its read of an object still locked here waits for the unlock) instead
+    // of starting after it.
+    leave_queue();
     // Every object of the footprint is locked at the version this attempt read.
     g_.sync();  // every lane's lock acquisitions happen-before what follows on any lane
     if constexpr (M == mode::opaque) wv_ = take_commit_version();  // serialization point
