@@ -332,33 +332,30 @@ class basic_transaction {
     return fail(tx_status::conflict);
   }
 
-  /// The clock word, loaded once per group (aggregate.hpp): the tile, or for a per-thread
-  /// transaction the warp's lanes that load it together (the calling thread alone on the host).
+  /// The clock word, loaded once per group of the warp's lanes that begin together
+  /// (aggregate.hpp: on the GPU the converged lanes, several tiles' or threads' transactions at
+  /// once; on the host the calling thread), and lane 0's value on every lane of the tile.
+  /// Ordering: the active group's sync after the leader's acquire, and for a tile the shfl
+  /// (a barrier on the host; on the GPU the tile's lanes are in one active group or ordered by
+  /// the tile's own syncs) make every lane's later loads follow an acquire of this value.
   WARPKV_HD std::uint64_t load_clock() const {
-    if constexpr (lanes == 1) {
-      const active_lanes w;
-      return aggregated_load(w, clock_ref(), memory_order::acquire);
-    } else {
-      return aggregated_load(g_, clock_ref(), memory_order::acquire);
-    }
+    const std::uint64_t c = aggregated_load(active_lanes{}, clock_ref(), memory_order::acquire);
+    return g_.shfl(c, 0);
   }
 
-  /// The commit's version: one clock increment per group of committing lanes, each lane its own
-  /// value. Called with the whole footprint locked; the syncs around the increment make every
+  /// The commit's version: one clock increment per group of the warp's lanes committing
+  /// together (every per-thread transaction and every tile's lane 0 in it take one value each).
+  /// Called with the whole footprint locked; the syncs around the increment make every
   /// lane's lock CASes happen-before the leader's release and the increment happen-before every
-  /// lane's write-back and unlock (docs/design/stm.md, "clock").
+  /// lane's write-back and unlock (docs/design/stm.md, "clock"; a tile's lanes are also ordered
+  /// by the tile syncs around this call in commit).
   WARPKV_HD std::uint64_t take_commit_version() {
-    std::uint64_t c = 0;
-    if constexpr (lanes == 1) {
-      const active_lanes w;  // on the GPU: the warp's lanes committing together
-      w.sync();
-      c = aggregated_fetch_add(w, clock_ref(), detail::clock_step, true, memory_order::acq_rel);
-      w.sync();
-    } else {  // one transaction for the tile: one increment (g_.sync() came before)
-      c = aggregated_fetch_add(g_, clock_ref(), detail::clock_step, g_.thread_rank() == 0, memory_order::acq_rel);
-      c = g_.shfl(c, 0);
-    }
-    return detail::clock_value(c) + 1;
+    const active_lanes w;
+    w.sync();
+    const std::uint64_t c =
+        aggregated_fetch_add(w, clock_ref(), detail::clock_step, g_.thread_rank() == 0, memory_order::acq_rel);
+    w.sync();
+    return detail::clock_value(g_.shfl(c, 0)) + 1;
   }
 
   /// The version e has after this attempt: unchanged unless written by a commit.
