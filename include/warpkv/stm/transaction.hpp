@@ -607,7 +607,8 @@ inline constexpr unsigned default_queueing = 1;
 /// commits. Returns committed, user_abort, access_set_full, write_set_full, invalid_id, or
 /// conflict after `max_attempts` attempts (0: no limit). Between attempts: randomized
 /// exponential back-off. Opaque mode: after `queue_after` conflicts (0: never) the transaction
-/// queues on the stripe of its last conflict object and keeps that turn until it returns; after
+/// queues on the stripe of its last conflict object and keeps that turn until a commit of it
+/// holds every lock (or it returns); after
 /// `escalate_after` conflicts (0: never) it leaves the queue and escalates to serial mode
 /// (enter_serial), which bounds its wait: every call returns after finitely many attempts
 /// (starvation-freedom) as long as f terminates.
