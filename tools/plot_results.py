@@ -8,6 +8,9 @@ Writes, per backend and device:
                                             one line per map configuration (type and tile size)
   dynamic-<backend>-<device>.png            throughput vs key range, one panel per mix,
                                             one line per configuration and batch size
+  stm-<backend>-<device>.png                warpkv-bench stm: bank transfers/s and STM abort
+                                            ratio vs accounts, sort time vs keys, the papers'
+                                            bank and the hash set (commits or ops/s per setting)
 When a measurement appears more than once (results appended by several runs), the last one wins.
 Host-backend results are plotted in M ops/s and labelled as CPU timings.
 """
@@ -102,6 +105,16 @@ def finish_axis(ax, log_y):
         ax.set_ylim(bottom=0)
 
 
+def save_figure(fig, title, recs, out_dir, name, written):
+    """Titles the figure (with the records' device, backend and commits) and writes out_dir/name.png."""
+    fig.suptitle(f"{title}\n{subtitle(recs)}", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(out_dir, name + ".png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+
+
 def plot_static(recs, out_dir, written, log_y):
     groups = defaultdict(list)
     for r in recs:
@@ -139,15 +152,10 @@ def plot_static(recs, out_dir, written, log_y):
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
         n_txt = f", N={keys}" if keys else ""
-        fig.suptitle(f"warpkv static{n_txt}\n{subtitle(rs)}", fontsize=10)
-        fig.tight_layout()
         name = f"static-{slug(backend)}-{slug(device)}"
         if len(multi_sizes[(backend, device)]) > 1:
             name += f"-n{keys}"
-        path = os.path.join(out_dir, name + ".png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save_figure(fig, f"warpkv static{n_txt}", rs, out_dir, name, written)
 
 
 def plot_dynamic(recs, out_dir, written, log_y):
@@ -182,12 +190,64 @@ def plot_dynamic(recs, out_dir, written, log_y):
             finish_axis(ax, log_y)
             ax.grid(True, alpha=0.3, which="both")
             ax.legend(fontsize=8)
-        fig.suptitle(f"warpkv dynamic (one concurrent mixed batch)\n{subtitle(rs)}", fontsize=10)
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"dynamic-{slug(backend)}-{slug(device)}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save_figure(fig, "warpkv dynamic (one concurrent mixed batch)", rs, out_dir,
+                    f"dynamic-{slug(backend)}-{slug(device)}", written)
+
+
+def plot_stm(recs, out_dir, written):
+    """One figure per GPU backend and device; CPU-only sort rows (backend "cpu") join every figure."""
+    cpu_rows = [r for r in recs if r.get("backend") == "cpu"]
+    groups = defaultdict(list)
+    for r in recs:
+        if r.get("backend") != "cpu":
+            groups[(r.get("backend"), r.get("device"))].append(r)
+    for (backend, device), rs in groups.items():
+        latest = OrderedDict()  # last record wins per measurement
+        for r in rs + cpu_rows:
+            latest[(r["workload"], r.get("variant"), r.get("accounts"), r.get("keys"), r.get("buckets"),
+                    r.get("read_only_percent"), r.get("update_percent"))] = r
+        by = defaultdict(list)
+        for r in latest.values():
+            by[r["workload"]].append(r)
+        fig, axes = panel_grid(5)
+        host = " (host backend: CPU wall clock)" if backend == "host" else ""
+
+        def lines(ax, rows, x, y, only=lambda r: True):
+            for v in sorted({r.get("variant") for r in rows if only(r)}):
+                pts = sorted((r[x], r[y]) for r in rows if r.get("variant") == v and only(r) and r.get(x) and y in r)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
+            ax.set_xscale("log", base=2)
+            ax.grid(True, alpha=0.3, which="both")
+            if ax.lines:
+                ax.legend(fontsize=7)
+
+        bank = by.get("stm-bank", [])
+        lines(axes[0], bank, "accounts", "mtransfers_per_s")
+        axes[0].set_yscale("log")
+        axes[0].set(title="bank transfers", xlabel="accounts", ylabel="M transfers/s" + host)
+        lines(axes[1], bank, "accounts", "abort_ratio", only=lambda r: "abort_ratio" in r)
+        axes[1].set(title="STM abort ratio (bank)", xlabel="accounts", ylabel="aborted / attempts", ylim=(0, 1))
+        lines(axes[2], by.get("stm-sort", []), "keys", "median_ms")
+        axes[2].set_yscale("log")
+        axes[2].set(title="bitonic sort (cpu-*: CPU wall clock)", xlabel="keys", ylabel="ms (median)")
+        for ax, workload, metric, ylabel, setting in (
+                (axes[3], "stm-paper-bank", "commits_per_s", "commits/s", lambda r: f"{r.get('accounts')} acc, {r.get('read_only_percent')}% RO"),
+                (axes[4], "stm-map", "mops_per_s", "M ops/s", lambda r: f"{r.get('buckets')} buckets, {r.get('update_percent')}% renames")):
+            rows = by.get(workload, [])
+            settings = sorted({setting(r) for r in rows})
+            variants = sorted({r.get("variant") for r in rows})
+            width = 0.8 / max(1, len(variants))
+            for i, v in enumerate(variants):
+                vals = {setting(r): r.get(metric, 0) for r in rows if r.get("variant") == v}
+                ax.bar([k + i * width for k in range(len(settings))], [vals.get(st, 0) for st in settings], width, label=v)
+            ax.set_xticks([k + 0.4 - width / 2 for k in range(len(settings))], settings, fontsize=7, rotation=15)
+            ax.set_yscale("log")
+            ax.set(title=workload, ylabel=ylabel + host)
+            ax.grid(True, alpha=0.3, axis="y")
+            if variants:
+                ax.legend(fontsize=7)
+        save_figure(fig, "warpkv-bench stm", rs, out_dir, f"stm-{slug(backend)}-{slug(device)}", written)
 
 
 def main(argv=None):
@@ -206,12 +266,15 @@ def main(argv=None):
     written = []
     static = [r for r in records if r.get("workload") == "static"]
     dynamic = [r for r in records if r.get("workload") == "dynamic"]
+    stm = [r for r in records if str(r.get("workload", "")).startswith("stm-")]
+    if stm:
+        plot_stm(stm, out_dir, written)
     if static:
         plot_static(static, out_dir, written, args.log_y)
     if dynamic:
         plot_dynamic(dynamic, out_dir, written, args.log_y)
     if not written:
-        print("plot_results: no static or dynamic records to plot", file=sys.stderr)
+        print("plot_results: no static, dynamic or stm records to plot", file=sys.stderr)
         return 1
     for p in written:
         print(p)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../common/backend.hpp"
+#include "warpkv/core/aggregate.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/launcher.hpp"
@@ -85,6 +86,61 @@ buffer<ull> counters(std::size_t n, const execution& ex) {
   const auto z = zeros(n);
   b.copy_from_host(z.data(), n);
   return b;
+}
+
+// ---- 0. the clock's warp-aggregated increments (core/aggregate.hpp) -------------------------
+
+// Racing tiles: each round a random subset of a tile's lanes takes a value from counter[0]
+// through the tile collective, and a random, divergent subset takes one from counter[1] through
+// active_lanes (on the GPU the lanes converged there; on the host each thread alone). values
+// holds value + 1 per (tile, round, lane), 0 where the lane took none.
+struct aggregate_body {
+  u64* counter;
+  u64* values;  // two halves of `half` slots: tile collective, active_lanes
+  std::size_t half;
+  unsigned rounds;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i) const {
+    for (unsigned r = 0; r < rounds; ++r) {
+      const std::size_t slot = (i * rounds + r) * Tile::size() + t.thread_rank();
+      const bool want = (mix(slot) & 3) != 0;
+      const u64 v = aggregated_fetch_add(t, atomic_ref<u64>(counter[0]), u64{2}, want, memory_order::relaxed);
+      values[slot] = want ? v + 1 : 0;
+      stall(mix(slot) >> 8);
+      values[half + slot] = 0;
+      if ((mix(slot ^ 0x5555) & 1) != 0) {
+        const active_lanes w;
+        values[half + slot] = aggregated_fetch_add(w, atomic_ref<u64>(counter[1]), u64{2}, true, memory_order::relaxed) + 1;
+      }
+    }
+  }
+};
+
+TEST(StmClock, AggregatedIncrementsAreDistinct) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = racing(ex0);
+  constexpr int T = 8;
+  const std::size_t tiles = on_gpu(ex) ? 8192 : 64;
+  const unsigned rounds = static_cast<unsigned>(scaled(on_gpu(ex) ? 64 : 100, 4));
+  const std::size_t half = tiles * rounds * T;
+  buffer<u64> counter(2, ex);
+  const u64 zero[2] = {0, 0};
+  counter.copy_from_host(zero, 2);
+  buffer<u64> values(2 * half, ex);
+  launch<T>(ex, tiles, simple_body<aggregate_body>{{counter.data(), values.data(), half, rounds}});
+  const auto c = counter.to_vector();
+  const std::vector<u64> v = values.to_vector();
+  for (int k = 0; k < 2; ++k) {
+    // Every taken value is old + 2j: distinct, even, and together exactly 0, 2, .., counter - 2.
+    std::vector<u64> taken;
+    for (std::size_t j = 0; j < half; ++j)
+      if (v[k * half + j] != 0) taken.push_back(v[k * half + j] - 1);
+    std::sort(taken.begin(), taken.end());
+    ASSERT_FALSE(taken.empty());
+    EXPECT_EQ(c[k], 2 * taken.size()) << "half " << k << ": the counter moved by other than 2 per taker";
+    for (std::size_t j = 0; j < taken.size(); ++j)
+      ASSERT_EQ(taken[j], 2 * j) << "half " << k << ": a value was handed out twice or skipped";
+  }
 }
 
 // ---- 1. one transaction, one thread: the semantics of each operation -----------------------
@@ -338,6 +394,7 @@ struct bank_ops {
   unsigned transfers;  // per stream
   unsigned audit_every;  // every k-th transaction of a stream reads all accounts (0: never)
   unsigned escalate_after;  // atomically's escalation to serial mode
+  unsigned queue_after;     // atomically's contention queueing
   ull* stats;
 
   template <class Tx, class AuditTx>
@@ -361,7 +418,7 @@ struct bank_ops {
           }
           bad = sum != total || negative;  // all reads returned: the attempt is live
           if (bad) ++live_bad;
-        }, 0, escalate_after);
+        }, 0, escalate_after, queue_after);
         ++audits;
         if (s == tx_status::committed && bad) ++committed_bad;
         continue;
@@ -382,7 +439,7 @@ struct bank_ops {
         x.write(from, a - amount);
         x.write(to, b + amount);
         done = true;
-      }, 0, escalate_after);
+      }, 0, escalate_after, queue_after);
       if (s == tx_status::committed) ++commits;
       if (!done) ++refused;
     }
@@ -422,7 +479,7 @@ struct bank_tile_body {  // the tile runs one stream of tile transactions
 
 template <mode M, bool PerTile>
 void run_bank(std::size_t n, std::size_t streams, unsigned transfers, unsigned audit_every,
-              unsigned escalate_after = stm::default_escalation) {
+              unsigned escalate_after = stm::default_escalation, unsigned queue_after = stm::default_queueing) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = racing(ex0);
   const std::int64_t initial = 100;
@@ -432,7 +489,7 @@ void run_bank(std::size_t n, std::size_t streams, unsigned transfers, unsigned a
   const std::int64_t total = initial * static_cast<std::int64_t>(n);
   constexpr int audit_cap = 128;
   ASSERT_TRUE(audit_every == 0 || n <= audit_cap);
-  const bank_ops<M, audit_cap> ops{accounts.ref(), total, transfers, audit_every, escalate_after, stats.data()};
+  const bank_ops<M, audit_cap> ops{accounts.ref(), total, transfers, audit_every, escalate_after, queue_after, stats.data()};
   const auto t0 = std::chrono::steady_clock::now();
   if constexpr (PerTile) {
     constexpr int T = 4;
@@ -458,14 +515,23 @@ void run_bank(std::size_t n, std::size_t streams, unsigned transfers, unsigned a
     EXPECT_EQ(s[bank_stats::live_bad_audits], 0u) << "opacity: a live audit saw an inconsistent sum";
   }
   for (u64 lw : accounts.lock_words()) ASSERT_FALSE(stm::detail::is_locked(lw));
-  std::printf("[bank %s %s] N=%zu txs=%llu attempts=%llu (abort ratio %.2f) serial=%llu refused=%llu audits=%llu "
-              "live-inconsistent audits=%llu  %.3f s\n",
+  std::printf("[bank %s %s] N=%zu txs=%llu attempts=%llu (abort ratio %.2f) serial=%llu queued=%llu refused=%llu "
+              "audits=%llu live-inconsistent audits=%llu  %.3f s\n",
               std::string(stm::to_string(M)).c_str(), PerTile ? "tile" : "thread", n, txs, s[bank_stats::attempts],
               1.0 - static_cast<double>(txs) / static_cast<double>(std::max<ull>(1, s[bank_stats::attempts])),
-              static_cast<ull>(accounts.serial_escalations()), s[bank_stats::refused], s[bank_stats::audits],
-              s[bank_stats::live_bad_audits], secs);
+              static_cast<ull>(accounts.serial_escalations()), static_cast<ull>(accounts.queued_retries()),
+              s[bank_stats::refused], s[bank_stats::audits], s[bank_stats::live_bad_audits], secs);
   if (M == mode::opaque && escalate_after == 1 && s[bank_stats::attempts] > txs) {
     EXPECT_GT(accounts.serial_escalations(), 0u) << "conflicts happened but nothing escalated";
+  }
+  if (M == mode::opaque && escalate_after == 0) {
+    EXPECT_EQ(accounts.serial_escalations(), 0u) << "escalation was off";
+    if (queue_after == 1 && s[bank_stats::attempts] > txs) {
+      EXPECT_GT(accounts.queued_retries(), 0u) << "conflicts happened but nothing queued";
+    }
+  }
+  if (M == mode::baseline || queue_after == 0) {
+    EXPECT_EQ(accounts.queued_retries(), 0u) << "queueing was off";
   }
 }
 
@@ -485,6 +551,20 @@ TEST(StmBank, OpaqueSerialEscalation) {
   WARPKV_TEST_EXECUTION(ex);
   for (std::size_t n : {2, 16}) run_bank<mode::opaque, false>(n, bank_streams(ex), static_cast<unsigned>(scaled(40, 8)), 8, 1);
   run_bank<mode::opaque, true>(16, on_gpu(ex) ? 4096 : 16, static_cast<unsigned>(scaled(30, 8)), 8, 1);
+}
+// Contention queues alone (no serial escalation: nothing stops the heap) under 100% conflict
+// on 2 and 16 accounts: every transaction must still commit, per thread and per tile.
+TEST(StmBank, OpaqueContentionQueuesNeverLivelock) {
+  WARPKV_TEST_EXECUTION(ex);
+  const std::size_t streams = on_gpu(ex) ? 4096 : bank_streams(ex);  // GPU: 100% conflict, keep it short
+  for (std::size_t n : {2, 16}) run_bank<mode::opaque, false>(n, streams, static_cast<unsigned>(scaled(40, 8)), 8, 0, 1);
+  run_bank<mode::opaque, true>(2, on_gpu(ex) ? 4096 : 16, static_cast<unsigned>(scaled(30, 8)), 8, 0, 1);
+}
+// The design before contention queues: escalation to serial mode alone.
+TEST(StmBank, OpaqueEscalationWithoutQueues) {
+  WARPKV_TEST_EXECUTION(ex);
+  run_bank<mode::opaque, false>(16, on_gpu(ex) ? 4096 : bank_streams(ex), static_cast<unsigned>(scaled(40, 8)), 8,
+                                stm::default_escalation, 0);
 }
 TEST(StmBank, BaselineHeavyContention) {
   WARPKV_TEST_EXECUTION(ex);
@@ -525,6 +605,7 @@ struct history_ops {
   ull* counters;      // [0] aborted records claimed, [1] torn objects seen while live
   std::size_t aborted_cap;
   unsigned escalate_after;  // attempts before enter_serial (opaque; 0: never)
+  unsigned queue_after;     // attempts before enter_queue (opaque; 0: never)
 
   template <class Tx>
   WARPKV_HD void run(Tx& tx, u64 index, bool leader) const {
@@ -547,7 +628,12 @@ struct history_ops {
       kinds[j] = static_cast<int>((r >> 32) % 3);
     }
     for (unsigned attempt = 0;; ++attempt) {
-      if (escalate_after != 0 && attempt == escalate_after) tx.enter_serial();
+      if (escalate_after != 0 && attempt == escalate_after) {
+        tx.leave_queue();
+        tx.enter_serial();
+      } else if (queue_after != 0 && attempt == queue_after) {
+        tx.enter_queue();
+      }
       tx.begin();
       const u64 tag = ((index + 1) << 20) | (attempt & 0xfffff);
       u64 seen[max_ops] = {};
@@ -592,6 +678,7 @@ struct history_ops {
         }
       }
       if (ok) {
+        tx.leave_queue();
         tx.leave_serial();
         return;
       }
@@ -731,7 +818,8 @@ history_report check_history(const std::vector<record>& committed, const std::ve
 }
 
 template <mode M, bool PerTile>
-void run_history(std::size_t objects, std::size_t txs, unsigned escalate_after = stm::default_escalation) {
+void run_history(std::size_t objects, std::size_t txs, unsigned escalate_after = stm::default_escalation,
+                 unsigned queue_after = stm::default_queueing) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = racing(ex0);
   stm::heap<tagged, M> heap(objects, ex);
@@ -743,7 +831,7 @@ void run_history(std::size_t objects, std::size_t txs, unsigned escalate_after =
     committed.copy_from_host(blank.data(), txs);
   }
   auto ctr = counters(2, ex);
-  const history_ops<M> ops{heap.ref(), committed.data(), aborted.data(), ctr.data(), aborted_cap, escalate_after};
+  const history_ops<M> ops{heap.ref(), committed.data(), aborted.data(), ctr.data(), aborted_cap, escalate_after, queue_after};
   if constexpr (PerTile) {
     launch<4>(ex, txs, simple_body<history_tile_body<M>>{{ops}});
   } else {
@@ -754,10 +842,11 @@ void run_history(std::size_t objects, std::size_t txs, unsigned escalate_after =
   std::vector<record> ab = aborted.to_vector();
   ab.resize(std::min<std::size_t>(aborted_cap, c[0]));
   const auto rep = check_history(com, ab, objects, heap.to_vector(), heap.versions());
-  std::printf("[history %s %s] objects=%zu committed=%zu aborted attempts=%llu (logged %zu) serial=%llu torn-live=%llu "
-              "bad committed reads=%zu bad aborted reads=%zu serializable=%d opaque=%d\n",
+  std::printf("[history %s %s] objects=%zu committed=%zu aborted attempts=%llu (logged %zu) serial=%llu queued=%llu "
+              "torn-live=%llu bad committed reads=%zu bad aborted reads=%zu serializable=%d opaque=%d\n",
               std::string(stm::to_string(M)).c_str(), PerTile ? "tile" : "thread", objects, rep.committed, c[0],
-              rep.aborted, static_cast<ull>(heap.serial_escalations()), c[1], rep.bad_committed_reads,
+              rep.aborted, static_cast<ull>(heap.serial_escalations()), static_cast<ull>(heap.queued_retries()), c[1],
+              rep.bad_committed_reads,
               rep.bad_aborted_reads, rep.committed_acyclic, rep.all_acyclic);
   EXPECT_EQ(rep.chain_errors, 0u) << rep.first_problem;
   EXPECT_EQ(rep.bad_committed_reads, 0u) << rep.first_problem;
@@ -775,7 +864,8 @@ TEST(StmHistory, OpaqueThreadsAreOpaque) {
   WARPKV_TEST_EXECUTION(ex);
   run_history<mode::opaque, false>(8, history_txs(ex, 6000));
   run_history<mode::opaque, false>(256, history_txs(ex, 6000));
-  run_history<mode::opaque, false>(8, history_txs(ex, 3000), 2);  // escalating after 2 attempts
+  run_history<mode::opaque, false>(8, history_txs(ex, 3000), 2);  // queueing after 1, escalating after 2 attempts
+  run_history<mode::opaque, false>(8, history_txs(ex, 3000), 0, 1);  // contention queues alone
 }
 TEST(StmHistory, OpaqueTilesAreOpaque) {
   WARPKV_TEST_EXECUTION(ex);

@@ -63,6 +63,11 @@ struct stm_options {
   std::vector<std::uint64_t> map_buckets;     ///< map; empty: 1024,65536,1048576 cuda / 64,1024 host
   std::vector<unsigned> map_update_percents{20, 100};
   std::uint64_t map_ops = 0;                  ///< map operations per run; 0: 2^22 cuda, 2^14 host
+  /// STM contention management, bank and paper rows once per entry (sort and map: always queue):
+  /// queue = contention queues + serial escalation (the default), escalate = serial escalation alone.
+  std::vector<std::string> contention{"queue", "escalate"};
+  unsigned queue_after = 1;      ///< conflicts before a transaction queues (the queue entry; 0: never)
+  unsigned escalate_after = 32;  ///< conflicts before serial escalation (both entries; 0: never)
 };
 
 struct bank_conflict_options {

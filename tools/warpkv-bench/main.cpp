@@ -148,6 +148,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 100u))
       ->capture_default_str();
   x->add_option("--map-ops", sm_map_ops, "Map: operations per run (default 2^22 cuda, 2^14 host)");
+  x->add_option("--contention", sm.contention,
+                "STM contention management, comma-separated; bank and paper rows run once per entry: queue (contention "
+                "queues per stripe, then serial escalation; the default) or escalate (serial escalation alone)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"queue", "escalate"}))
+      ->capture_default_str();
+  x->add_option("--queue-after", sm.queue_after, "STM: conflicts before a transaction queues on its conflict object's stripe (queue rows)")
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
+  x->add_option("--escalate-after", sm.escalate_after, "STM: conflicts before serial escalation (0: never; bank and paper rows)")
+      ->capture_default_str();
 
   bank_conflict_options bc;
   auto* bcs = app.add_subcommand("bank-conflicts", "Shared-memory loads/stores by full warps at word strides 1..33 (GPU only)");

@@ -2,7 +2,8 @@
 // Compiled by nvcc when the CUDA backend is on (warpkv_target in CMakeLists.txt), by the host
 // compiler otherwise; CUDA-only parts (events, CUB) sit under #if WARPKV_HAS_CUDA.
 //
-//   bank   random transfers between --accounts accounts: STM (opaque) vs two relaxed atomics
+//   bank   random transfers between --accounts accounts: STM (opaque; once per --contention
+//          entry: contention queues or serial escalation alone) vs two relaxed atomics
 //          (no isolation: the ceiling), two per-account spin locks in address order with
 //          back-off, one global lock. Verified: the total is conserved.
 //   paper  the STM papers' bank: 100k / 1M accounts, 20% / 80% read-only transactions
@@ -48,10 +49,14 @@ constexpr std::int64_t initial_balance = 1000;
 
 // ---- bank bodies --------------------------------------------------------------------------------
 
+/// atomically's queue_after for a --contention entry: after --queue-after conflicts, or never.
+unsigned queue_after_of(const std::string& contention, const stm_options& so) { return contention == "queue" ? so.queue_after : 0u; }
+
 struct bank_stm_body {
   using accumulator = counts;
   stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
   u64 seed;
+  unsigned queue_after, escalate_after;
   std::size_t items, chunk;
   ull* stats;
   template <class Tile>
@@ -64,7 +69,7 @@ struct bank_stm_body {
         if (!a.ok()) return;
         a.write(x.from, f - x.amount);
         a.write(x.to, g + x.amount);
-      });
+      }, 0, escalate_after, queue_after);
       acc.attempts += tx.attempts();
       acc.commits += s == stm::tx_status::committed ? 1 : 0;
     }
@@ -124,6 +129,7 @@ struct paper_body {
   stm::heap_ref<std::int64_t, stm::mode::opaque> accounts;
   u64 seed;
   unsigned read_only_percent;
+  unsigned queue_after, escalate_after;
   std::size_t items, chunk;
   ull* stats;  // attempts, commits, update commits, read-only commits
   template <class Tile>
@@ -143,7 +149,7 @@ struct paper_body {
             if (!a.read(static_cast<std::size_t>(mix(r + static_cast<u64>(k)) % n), v)) return;
             sum += v;
           }
-        });
+        }, 0, escalate_after, queue_after);
         attempts = tx.attempts();
         acc.checksum += sum;
       } else {
@@ -156,7 +162,7 @@ struct paper_body {
             a.write(x.from, f - x.amount);
             a.write(x.to, g + x.amount);
           }
-        });
+        }, 0, escalate_after, queue_after);
         attempts = tx.attempts();
         if (s == stm::tx_status::committed) atomic_ref<ull>(stats[2]).fetch_add(1, memory_order::relaxed);
       }
@@ -268,22 +274,25 @@ int run_bank(stm_session& se, const common_options& co, const stm_options& so, s
         progress(strf("FAILED: bank %s with %zu accounts: total not conserved", variant.c_str(), n));
       }
     };
-    {  // STM
+    for (const std::string& cm : so.contention) {  // STM, once per contention manager
       stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
       ull attempts = 0, commits = 0;
+      const unsigned queue_after = queue_after_of(cm, so);
       const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
                                         [&](int r) {
-                                          se.run(transfers, bank_stm_body{h.ref(), co.seed + static_cast<u64>(r), 0, 0, stats.data()});
+                                          se.run(transfers, bank_stm_body{h.ref(), co.seed + static_cast<u64>(r), queue_after,
+                                                                          so.escalate_after, 0, 0, stats.data()});
                                         });
       const std::vector<ull> st = stats.to_vector();  // the last run's counters
       attempts = st[0];
       commits = st[1];
       const bool ok = sum_mod(h.to_vector()) == expected && commits == transfers;
-      report("stm-opaque", transfers, t, ok, [&](record& r) {
+      report("stm-opaque-" + cm, transfers, t, ok, [&](record& r) {
+        r.set("contention", cm).set("queue_after", queue_after).set("escalate_after", so.escalate_after);
         r.set("stm_counts", "attempts and commits of the last run (transaction::attempts())");
         r.set("commits", commits).set("attempts", attempts);
         r.set("abort_ratio", attempts > 0 ? static_cast<double>(attempts - commits) / static_cast<double>(attempts) : 0.0);
-        r.set("serial_escalations", h.serial_escalations());
+        r.set("serial_escalations", h.serial_escalations()).set("queued_retries", h.queued_retries());
       });
     }
     buffer<ull> bal(n, ex);
@@ -333,27 +342,30 @@ int run_paper(stm_session& se, const common_options& co, const stm_options& so, 
     if (n < 2 * paper_transfers + 2)
       throw warpkv::error(warpkv::errc::invalid_argument, "warpkv-bench stm: --paper-accounts must be >= 52");
     stm::heap<std::int64_t, stm::mode::opaque> h(n, ex);
+    for (const std::string& cm : so.contention)
     for (const unsigned ro : so.read_only_percents) {
+      const unsigned queue_after = queue_after_of(cm, so);
       const timing_stats t = se.measure([&](int) { h.fill(initial_balance); zero_stats(stats); },
                                         [&](int r) {
-                                          se.run(txs, paper_body{h.ref(), co.seed + static_cast<u64>(r), ro, 0, 0, stats.data()});
+                                          se.run(txs, paper_body{h.ref(), co.seed + static_cast<u64>(r), ro, queue_after,
+                                                                 so.escalate_after, 0, 0, stats.data()});
                                         });
       const std::vector<ull> st = stats.to_vector();
       const ull attempts = st[0], commits = st[1], updates = st[2];
       const bool conserved = sum_mod(h.to_vector()) == static_cast<ull>(n) * static_cast<ull>(initial_balance);
       const bool ok = conserved && commits == txs && h.clock() == updates;
-      record r = se.base("stm-paper-bank", "stm-opaque");
-      r.set("accounts", n).set("transactions", txs).set("read_only_percent", ro);
+      record r = se.base("stm-paper-bank", "stm-opaque-" + cm);
+      r.set("contention", cm).set("queue_after", queue_after).set("escalate_after", so.escalate_after).set("accounts", n).set("transactions", txs).set("read_only_percent", ro);
       r.set("reads_per_read_only_tx", paper_reads).set("transfers_per_update_tx", paper_transfers);
       r.set("capacity", 2 * paper_transfers).set("write_capacity", 2 * paper_transfers).set("read_only_capacity", paper_reads);
       add_timing(r, t, txs);
       r.set("commits_per_s", t.median_ms > 0 ? static_cast<double>(commits) / (t.median_ms * 1e-3) : 0.0);
       r.set("commits", commits).set("update_commits", updates).set("attempts", attempts);
       r.set("abort_ratio", attempts > 0 ? static_cast<double>(attempts - commits) / static_cast<double>(attempts) : 0.0);
-      r.set("serial_escalations", h.serial_escalations());
+      r.set("serial_escalations", h.serial_escalations()).set("queued_retries", h.queued_retries());
       r.set("verified", ok);
       emit(r);
-      rows.push_back({strf("paper n=%zu ro=%u%%", n, ro), txs, t.median_ms, ok});
+      rows.push_back({strf("paper n=%zu ro=%u%% %s", n, ro, cm.c_str()), txs, t.median_ms, ok});
       if (!ok) {
         ++failures;
         progress(strf("FAILED: paper bank n=%zu ro=%u%%: conserved=%d commits=%llu/%zu clock=%llu updates=%llu", n, ro,

@@ -87,9 +87,10 @@ class heap_ref {
   static constexpr unsigned words_per_object = detail::words_of<T>;
 
   heap_ref() = default;
-  /// control: detail::control_words words (clock, next ticket, ticket served).
+  /// control: detail::control_words + 2 * detail::queue_stripes(n) words (clock, serial
+  /// tickets, queue tickets).
   WARPKV_HD heap_ref(std::uint64_t* locks, std::uint64_t* words, std::uint64_t* control, std::size_t n)
-      : locks_(locks), words_(words), ctl_(control), n_(n) {}
+      : locks_(locks), words_(words), ctl_(control), n_(n), stripe_mask_(detail::queue_stripes(n) - 1) {}
 
   WARPKV_HD std::size_t size() const { return n_; }
   /// The versioned lock word of object `id` (layout: detail/lock_word.hpp).
@@ -101,12 +102,18 @@ class heap_ref {
   /// Serial-mode tickets (opaque mode): next ticket to hand out, ticket now served.
   WARPKV_HD std::uint64_t& ticket_word() const { return ctl_[1]; }
   WARPKV_HD std::uint64_t& serving_word() const { return ctl_[2]; }
+  /// The contention-queue stripe of object `id`.
+  WARPKV_HD std::size_t stripe_of(std::size_t id) const { return id & stripe_mask_; }
+  /// Contention queue of stripe `s`: next ticket to hand out, ticket now served.
+  WARPKV_HD std::uint64_t& queue_ticket_word(std::size_t s) const { return ctl_[detail::control_words + 2 * s]; }
+  WARPKV_HD std::uint64_t& queue_serving_word(std::size_t s) const { return ctl_[detail::control_words + 2 * s + 1]; }
 
  private:
   std::uint64_t* locks_ = nullptr;
   std::uint64_t* words_ = nullptr;
   std::uint64_t* ctl_ = nullptr;
   std::size_t n_ = 0;
+  std::size_t stripe_mask_ = 0;
 };
 
 template <class T, mode M = mode::opaque>
@@ -171,6 +178,13 @@ class heap {
   [[nodiscard]] std::uint64_t clock() const { return detail::clock_value(control_.to_vector()[0]); }
   /// How many times a transaction escalated to serial mode (opaque mode).
   [[nodiscard]] std::uint64_t serial_escalations() const { return control_.to_vector()[2]; }
+  /// How many times a transaction queued on a contention stripe (opaque mode).
+  [[nodiscard]] std::uint64_t queued_retries() const {
+    const std::vector<std::uint64_t> c = control_.to_vector();
+    std::uint64_t sum = 0;
+    for (std::size_t i = detail::control_words; i < c.size(); i += 2) sum += c[i];
+    return sum;
+  }
 
  private:
   void allocate(std::size_t n) {
@@ -180,12 +194,12 @@ class heap {
     n_ = n;
     locks_ = buffer<std::uint64_t>(n, ex_);
     words_ = buffer<std::uint64_t>(n * words_per_object, ex_);
-    control_ = buffer<std::uint64_t>(detail::control_words, ex_);
+    control_ = buffer<std::uint64_t>(detail::control_words + 2 * detail::queue_stripes(n), ex_);
   }
   void fill_locks() {
     launch_fill(locks_.data(), n_, std::array<std::uint64_t, 8>{}, 1);
-    const std::uint64_t zero[detail::control_words] = {};
-    control_.copy_from_host(zero, detail::control_words);
+    const std::vector<std::uint64_t> zero(control_.size(), 0);
+    control_.copy_from_host(zero.data(), zero.size());
   }
   void launch_fill(std::uint64_t* p, std::size_t n, const std::array<std::uint64_t, 8>& pattern, unsigned period) {
     if (ex_.where == backend::host) {  // host memory: no thread pool needed

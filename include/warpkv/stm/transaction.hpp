@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "warpkv/core/aggregate.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/config.hpp"
 #include "warpkv/stm/detail/backoff.hpp"
@@ -89,14 +90,16 @@ class basic_transaction {
     st_ = tx_status::active;
     ++attempts_;
     if constexpr (M == mode::opaque) {
-      // Every lane acquires the clock itself; the group agrees on the smallest value, so the
-      // snapshot time is one every lane's own later loads are ordered after. While an escalated
+      // One acquire load of the clock per group of lanes beginning together (the tile, or the
+      // warp's converged lanes for per-thread transactions on the GPU), then a group sync, so
+      // every lane's later loads are ordered after the snapshot: the clock's address is read
+      // once per warp, not once per lane (docs/design/stm.md, "clock"). While an escalated
       // transaction runs alone (serial flag), others wait here, holding nothing.
       std::uint32_t delay = 1;
       for (;;) {
-        const std::uint64_t c = clock_ref().load(memory_order::acquire);
-        if (serial_ || !g_.any((c & detail::serial_flag) != 0)) {
-          rv_ = detail::group_min(g_, detail::clock_value(c));
+        const std::uint64_t c = load_clock();
+        if (serial_ || (c & detail::serial_flag) == 0) {
+          rv_ = detail::clock_value(c);
           break;
         }
         detail::pause(delay);
@@ -121,10 +124,10 @@ class basic_transaction {
     if (!found && n_ == Capacity) return fail(tx_status::access_set_full);
     std::uint64_t w[words];
     std::uint64_t ver = 0;
-    if (!load_object(static_cast<std::uint32_t>(id), w, ver)) return fail(tx_status::conflict);
+    if (!load_object(static_cast<std::uint32_t>(id), w, ver)) return conflict_on(id);
     if (found) {
       // Read again: it must still be the version this attempt saw first.
-      if (ver != e_[k].version) return fail(tx_status::conflict);
+      if (ver != e_[k].version) return conflict_on(id);
     } else {
       insert_at(k, entry{static_cast<std::uint32_t>(id), f_read, -1, ver});
     }
@@ -168,15 +171,15 @@ class basic_transaction {
       st_ = tx_status::committed;
       return true;
     }
-    if (!acquire_all()) return fail(tx_status::conflict);
+    if (!acquire_all()) return fail(tx_status::conflict);  // acquire_all set conflict_id_
+    // Holding every lock at the versions read, this commit cannot fail any more: hand the
+    // stripe's turn to the next queued transaction now, so that its begin and reads overlap
+    // this write-back (its read of an object still locked here waits for the unlock) instead
+    // of starting after it.
+    leave_queue();
     // Every object of the footprint is locked at the version this attempt read.
     g_.sync();  // every lane's lock acquisitions happen-before what follows on any lane
-    if constexpr (M == mode::opaque) {
-      std::uint64_t wv = 0;
-      if (g_.thread_rank() == 0)  // serialization point
-        wv = detail::clock_value(clock_ref().fetch_add(detail::clock_step, memory_order::acq_rel)) + 1;
-      wv_ = g_.shfl(wv, 0);
-    }
+    if constexpr (M == mode::opaque) wv_ = take_commit_version();  // serialization point
     if (nw_ > 0) {
       atomic_thread_fence(memory_order::release);  // a reader that sees a new word sees the lock
       write_back();
@@ -201,10 +204,12 @@ class basic_transaction {
   WARPKV_HD void backoff(unsigned attempt) {
     if (serial_) return;  // it is about to run alone: no reason to wait
 #if WARPKV_DEVICE_PASS
-    const unsigned e = attempt < 12 ? attempt : 12;  // up to 8192 x 32 ns = 0.26 ms
+    // Queued, it already waited its turn on the hot stripe: a long sleep would only idle it.
+    const unsigned cap = queued_ ? 4 : 12;  // up to 32 x 32 ns queued, 8192 x 32 ns = 0.26 ms not
 #else
-    const unsigned e = attempt < 5 ? attempt : 5;  // up to 64 yields
+    const unsigned cap = queued_ ? 2 : 5;  // up to 8 / 64 yields
 #endif
+    const unsigned e = attempt < cap ? attempt : cap;
     detail::pause(rng_.next() & ((2u << e) - 1u));
   }
 
@@ -243,6 +248,52 @@ class basic_transaction {
   /// True between enter_serial() and leave_serial().
   WARPKV_HD bool serial() const { return serial_; }
 
+  /// Opaque mode, after a conflict: queues this transaction on the contention stripe of the
+  /// object the last attempt conflicted on. Waits (holding nothing) for its FIFO ticket on that
+  /// stripe; from then on, until leave_queue(), it is the only queued transaction of the stripe,
+  /// so retries on a hot object take turns instead of all aborting each other. Unqueued
+  /// transactions are not held back (only serial mode stops everything). Every enter_queue()
+  /// must be followed by leave_queue() (atomically does both). No-op in baseline mode, in
+  /// serial mode and when already queued.
+  WARPKV_HD void enter_queue() {
+    if constexpr (M == mode::opaque) {
+      if (serial_ || queued_) return;
+      stripe_ = h_.stripe_of(conflict_id_);
+      if (g_.thread_rank() == 0) {
+        const std::uint64_t ticket =
+            atomic_ref<std::uint64_t>(h_.queue_ticket_word(stripe_)).fetch_add(1, memory_order::relaxed);
+        const atomic_ref<std::uint64_t> serving(h_.queue_serving_word(stripe_));
+        for (;;) {
+          const std::uint64_t now = serving.load(memory_order::acquire);
+          if (now == ticket) break;
+          // Proportional back-off: each transaction ahead is one attempt of a few microseconds
+          // on the GPU, so a waiter far back polls rarely and the next in line often.
+          const std::uint64_t ahead = ticket - now;
+#if WARPKV_DEVICE_PASS
+          detail::pause(static_cast<std::uint32_t>(ahead < 32 ? 16 * ahead : 512));
+#else
+          detail::pause(static_cast<std::uint32_t>(ahead < 8 ? ahead : 8));
+#endif
+        }
+      }
+      g_.sync();  // the group leaves together once lane 0 holds the turn
+      queued_ = true;
+    }
+  }
+  /// Ends the turn on the contention stripe (if queued): serves the next ticket.
+  WARPKV_HD void leave_queue() {
+    if constexpr (M == mode::opaque) {
+      if (!queued_) return;
+      if (g_.thread_rank() == 0)
+        atomic_ref<std::uint64_t>(h_.queue_serving_word(stripe_)).fetch_add(1, memory_order::release);
+      queued_ = false;
+    }
+  }
+  /// True between enter_queue() and leave_queue().
+  WARPKV_HD bool queued() const { return queued_; }
+  /// The object the last conflict was detected on (the one enter_queue() queues for).
+  WARPKV_HD std::size_t conflict_object() const { return conflict_id_; }
+
   // ---- inspection ------------------------------------------------------------------------
   /// Distinct objects touched by the attempt.
   WARPKV_HD int footprint() const { return n_; }
@@ -275,6 +326,37 @@ class basic_transaction {
     st_ = s;
     return false;
   }
+  /// A conflict detected on object `id` (uniform over the group): recorded for enter_queue().
+  WARPKV_HD bool conflict_on(std::size_t id) {
+    conflict_id_ = id;
+    return fail(tx_status::conflict);
+  }
+
+  /// The clock word, loaded once per group of the warp's lanes that begin together
+  /// (aggregate.hpp: on the GPU the converged lanes, several tiles' or threads' transactions at
+  /// once; on the host the calling thread), and lane 0's value on every lane of the tile.
+  /// Ordering: the active group's sync after the leader's acquire, and for a tile the shfl
+  /// (a barrier on the host; on the GPU the tile's lanes are in one active group or ordered by
+  /// the tile's own syncs) make every lane's later loads follow an acquire of this value.
+  WARPKV_HD std::uint64_t load_clock() const {
+    const std::uint64_t c = aggregated_load(active_lanes{}, clock_ref(), memory_order::acquire);
+    return g_.shfl(c, 0);
+  }
+
+  /// The commit's version: one clock increment per group of the warp's lanes committing
+  /// together (every per-thread transaction and every tile's lane 0 in it take one value each).
+  /// Called with the whole footprint locked; the syncs around the increment make every
+  /// lane's lock CASes happen-before the leader's release and the increment happen-before every
+  /// lane's write-back and unlock (docs/design/stm.md, "clock"; a tile's lanes are also ordered
+  /// by the tile syncs around this call in commit).
+  WARPKV_HD std::uint64_t take_commit_version() {
+    const active_lanes w;
+    w.sync();
+    const std::uint64_t c =
+        aggregated_fetch_add(w, clock_ref(), detail::clock_step, g_.thread_rank() == 0, memory_order::acq_rel);
+    w.sync();
+    return detail::clock_value(g_.shfl(c, 0)) + 1;
+  }
 
   /// The version e has after this attempt: unchanged unless written by a commit.
   WARPKV_HD std::uint64_t version_after(const entry& e, bool committed) const {
@@ -302,6 +384,7 @@ class basic_transaction {
     const unsigned r = g_.thread_rank();
     unsigned retries = 0;
     unsigned extensions = 0;
+    unsigned lock_waits = 0;
     for (;;) {
       // Seqlock read: acquire the lock word, copy the words (lane r: words r, r + lanes, ...),
       // then an acquire fence and the lock word again. Equal unlocked words before and after
@@ -322,7 +405,16 @@ class basic_transaction {
         detail::pause(1);
         continue;
       }
-      if (detail::is_locked(l1)) return false;  // a commit owns it: its version is about to change
+      if (detail::is_locked(l1)) {
+        // A commit owns it: its version is about to change. Unqueued readers give up at once
+        // (the reader never waits); a queued one, its stripe's turn, waits a few microseconds
+        // for that bounded commit rather than spend the turn on an abort, then reads the new
+        // version (extending its snapshot). Waiting holds no lock, and lock holders never
+        // wait for readers or turns, so this cannot deadlock (docs/design/stm.md).
+        if (!queued_ || ++lock_waits > 8) return false;
+        detail::pause(lock_waits < 4 ? 2u << lock_waits : 16u);
+        continue;
+      }
       ver = detail::version_of(l1);
       if constexpr (M == mode::opaque) {
         if (ver > rv_) {
@@ -396,18 +488,23 @@ class basic_transaction {
       // fast path in which every lane locks its share at once; on failure fall back to order.
       bool mine_ok = true;
       bool stale = false;
+      std::uint32_t failed_id = 0;
       for (int k = static_cast<int>(r); k < n_; k += static_cast<int>(lanes)) {
         const lock_result o = try_lock(e_[k]);
         if (o != acquired) {
           mine_ok = false;
           stale = o == changed;
+          failed_id = e_[k].id;
           break;
         }
       }
       all_at_once = g_.all(mine_ok);
       if (!all_at_once) {
         release_held(false);
-        if (M == mode::baseline || g_.any(stale)) return false;
+        if (M == mode::baseline || g_.any(stale)) {
+          conflict_id_ = g_.shfl(failed_id, static_cast<unsigned>(lowest_lane(g_.ballot(!mine_ok))));
+          return false;
+        }
       }
     }
     if constexpr (M == mode::opaque) {
@@ -424,8 +521,9 @@ class basic_transaction {
             continue;
           }
           release_held(false);
-          if (o == changed) return false;
           const std::uint32_t id = e_[k].id;
+          conflict_id_ = id;
+          if (o == changed) return false;
           const bool was_read = (e_[k].flags & f_read) != 0;
           const std::uint64_t read_version = e_[k].version;
           k = 0;
@@ -482,6 +580,9 @@ class basic_transaction {
   tx_status st_ = tx_status::idle;
   unsigned attempts_ = 0;
   bool serial_ = false;
+  bool queued_ = false;
+  std::size_t conflict_id_ = 0;  // object of the last conflict (uniform over the group)
+  std::size_t stripe_ = 0;       // contention stripe while queued
   entry e_[Capacity];                      // the footprint, ascending ids
   std::uint64_t wbuf_[WriteCapacity][words];  // private copies of written objects
 };
@@ -496,20 +597,33 @@ using tile_transaction = basic_transaction<Tile, T, M, Capacity, WriteCapacity>;
 
 /// Conflicts after which atomically escalates an opaque transaction to serial mode.
 inline constexpr unsigned default_escalation = 32;
+/// Conflicts after which atomically queues an opaque transaction on the contention stripe of
+/// the object it conflicted on (enter_queue); 0: never (escalation alone, the design before
+/// contention queues, kept selectable for comparison).
+inline constexpr unsigned default_queueing = 1;
 
 /// Runs f(tx) in attempts until one commits or fails for a reason retrying cannot fix.
 /// f may read, write and call tx.abort(); when it returns with the attempt live, atomically
 /// commits. Returns committed, user_abort, access_set_full, write_set_full, invalid_id, or
 /// conflict after `max_attempts` attempts (0: no limit). Between attempts: randomized
-/// exponential back-off. Opaque mode: after `escalate_after` conflicts (0: never) the
-/// transaction escalates to serial mode (enter_serial), which bounds its wait: every call
-/// returns after finitely many attempts (starvation-freedom) as long as f terminates.
+/// exponential back-off. Opaque mode: after `queue_after` conflicts (0: never) the transaction
+/// queues on the stripe of its last conflict object and keeps that turn until a commit of it
+/// holds every lock (or it returns); after
+/// `escalate_after` conflicts (0: never) it leaves the queue and escalates to serial mode
+/// (enter_serial), which bounds its wait: every call returns after finitely many attempts
+/// (starvation-freedom) as long as f terminates.
 template <class Tx, class F>
 WARPKV_HD tx_status atomically(Tx& tx, F&& f, unsigned max_attempts = 0,
-                               unsigned escalate_after = default_escalation) {
+                               unsigned escalate_after = default_escalation,
+                               unsigned queue_after = default_queueing) {
   tx_status s = tx_status::idle;
   for (unsigned attempt = 0;; ++attempt) {
-    if (escalate_after != 0 && attempt == escalate_after) tx.enter_serial();
+    if (escalate_after != 0 && attempt == escalate_after) {
+      tx.leave_queue();  // never wait for the serial ticket while holding a stripe's turn
+      tx.enter_serial();
+    } else if (queue_after != 0 && attempt == queue_after) {
+      tx.enter_queue();
+    }
     tx.begin();
     f(tx);
     if (tx.status() == tx_status::active) tx.commit();
@@ -517,6 +631,7 @@ WARPKV_HD tx_status atomically(Tx& tx, F&& f, unsigned max_attempts = 0,
     if (s != tx_status::conflict || (max_attempts != 0 && attempt + 1 >= max_attempts)) break;
     tx.backoff(attempt);
   }
+  tx.leave_queue();
   tx.leave_serial();
   return s;
 }
