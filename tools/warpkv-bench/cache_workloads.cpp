@@ -569,7 +569,7 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
   for (const std::string& submit : o.submitter_submit)
     if (submit != "bulk" && submit != "single")
       throw warpkv::error(warpkv::errc::invalid_argument, "--submit: bulk or single, not '" + submit + "'");
-  for (const std::string& submit : o.submitter_submit)
+  for (const std::string& submit : o.submitter_submit)  // a row per submit mode, buffer count and threshold
   for (const unsigned buffers : o.submitter_buffers) {
     if (buffers == 0) throw warpkv::error(warpkv::errc::invalid_argument, "--buffers: at least 1");
     for (const u64 threshold : thresholds) {
@@ -594,7 +594,7 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
             std::vector<u64> ks;
             std::vector<std::byte> value(32);
             lat[w].reserve(per);
-            if (bulk) {  // the window as one submit_bulk: 32-byte values are the stride, statuses and values out
+            if (bulk) {  // the window as one submit_bulk (32-byte values: the stride), statuses and values out
               std::vector<cache_op> bops(window);
               std::vector<u64> bkeys(window);
               std::vector<std::byte> in(window * 32), out(window * 32);
