@@ -8,7 +8,7 @@ Prints markdown to stdout, one table per kind of row present:
                           G ops/s, hit ratio, exact LRU's hit ratio and the gap in points
   cache-ycsb (baselines)  cpu_sharded_lru / memcached: M ops/s and hit ratio
   cache-hkv               operation x load, one column per (sync, layout): G ops/s (median)
-  cache-submitter         buffers, threshold: M ops/s, mean batch, latency p50 / p99 (us), copies each way
+  cache-submitter         submit mode, buffers, threshold: M ops/s, mean batch, latency p50 / p99 (us), copies each way
                           as a share of the pinned copy bandwidth of the same run, verified
 and, unless --no-plots, writes into DIR (default: <first input's folder>/plots):
   cache-hit-ratio.png     hit ratio per trace and capacity, one bar per eviction policy, exact LRU marked
@@ -99,7 +99,8 @@ def hkv_table(recs):
 
 def submitter_table(recs):
     sub = [r for r in recs if r.get("workload") == "cache-submitter"]
-    sub = last_wins(sub, lambda r: (r.get("buffers", 1), r.get("threshold"), r.get("threads"), r.get("deadline_us")))
+    sub = last_wins(sub, lambda r: (r.get("submit", "single"), r.get("buffers", 1), r.get("threshold"), r.get("threads"),
+                                    r.get("deadline_us")))
     if not sub:
         return []
 
@@ -107,11 +108,12 @@ def submitter_table(recs):
         f = r.get(f"{way}_fraction_of_pinned")
         return "" if f is None else f"{r[way + '_gbs']:.2f} ({pct(f)})"
 
-    rows = [[r.get("buffers", 1), r["threshold"], r["threads"], r["window"], r["deadline_us"], f"{r['mops']:.3f}",
+    rows = [[r.get("submit", "single"), r.get("buffers", 1), r["threshold"], r["threads"], r["window"], r["deadline_us"], f"{r['mops']:.3f}",
              f"{r['mean_batch']:.0f}", f"{r['latency_us_p50']:.1f}", f"{r['latency_us_p99']:.1f}", share(r, "h2d"),
              share(r, "d2h"), r.get("verified", "")] for r in sub]
     return ["### Host front end (cache_submitter)\n\n" + table(
-        ["buffers", "threshold", "threads", "window", "deadline (us)", "M ops/s", "mean batch", "p50 (us)", "p99 (us)",
+        ["submit", "buffers", "threshold", "threads", "window", "deadline (us)", "M ops/s", "mean batch",
+         "p50 (us, per op or bulk)", "p99 (us)",
          "H2D GB/s (of pinned)", "D2H GB/s (of pinned)", "verified"], rows)]
 
 
@@ -163,17 +165,19 @@ def plots(recs, out_dir):
         save(fig, "cache-hit-ratio.png")
     sub = [r for r in recs if r.get("workload") == "cache-submitter"]
     if sub:
-        sub = sorted(last_wins(sub, lambda r: (r.get("buffers", 1), r["threshold"])), key=lambda r: r["threshold"])
+        sub = sorted(last_wins(sub, lambda r: (r.get("submit", "single"), r.get("buffers", 1), r["threshold"])),
+                     key=lambda r: r["threshold"])
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
-        for nb in sorted({r.get("buffers", 1) for r in sub}):  # one line per buffer count
-            rs = [r for r in sub if r.get("buffers", 1) == nb]
+        for how, nb in sorted({(r.get("submit", "single"), r.get("buffers", 1)) for r in sub}):  # a line per mode
+            rs = [r for r in sub if r.get("buffers", 1) == nb and r.get("submit", "single") == how]
             th = [r["threshold"] for r in rs]
-            a1.plot(th, [r["mops"] for r in rs], marker="o", label=f"{nb} buffers")
-            a2.plot(th, [r["latency_us_p50"] for r in rs], marker="o", label=f"p50, {nb} buffers")
-            a2.plot(th, [r["latency_us_p99"] for r in rs], marker="s", linestyle="--", label=f"p99, {nb} buffers")
+            a1.plot(th, [r["mops"] for r in rs], marker="o", label=f"{how}, {nb} buffers")
+            a2.plot(th, [r["latency_us_p50"] for r in rs], marker="o", label=f"p50, {how}, {nb} buffers")
+            a2.plot(th, [r["latency_us_p99"] for r in rs], marker="s", linestyle="--", label=f"p99, {how}, {nb} buffers")
         a1.set_xscale("log", base=2)
         a1.set_xlabel("batch threshold")
         a1.set_ylabel("M ops/s")
+        a1.set_yscale("log")  # bulk and single differ by orders of magnitude
         a1.legend(fontsize=8)
         a2.set_xscale("log", base=2)
         a2.set_yscale("log")

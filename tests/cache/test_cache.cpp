@@ -1171,5 +1171,278 @@ TEST(CacheSubmitter, DeadlineRunsAPartialBatch) {
   EXPECT_GE(sub.batches(), 3u);
 }
 
+// ---- the submitter's bulk path ---------------------------------------------------------------
+// Each thread keeps a sequential model of its own keys and submits random bulks of random
+// operations on them (a key at most once per bulk: one batch's operations are concurrent), sizes
+// from 1 to several thresholds, waiting for each bulk before the next; per-operation submits on
+// another set of its keys are in flight at the same time. Every status and value is exact.
+TEST(CacheSubmitter, BulkManyThreadsExactResults) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  using Sub = cache_submitter<Cache>;
+  for (const std::size_t buffers : {std::size_t{2}, std::size_t{3}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    cache_config cfg;
+    cfg.capacity = 16384;
+    cfg.value_bytes = 20;  // stride 24: the padding stays out of the comparison
+    Cache cache(cfg, ex);
+    const std::size_t threshold = 64, vb = cfg.value_bytes;
+    Sub sub(cache, threshold, std::chrono::microseconds(300), buffers);
+    const std::size_t stride = cache.value_stride();
+    const int threads = 4;
+    const std::size_t pool_keys = 400, rounds = scaled(28, 14);
+    const std::size_t sizes[] = {1, 3, 17, threshold, 150, 3 * threshold + 5, 2};
+    std::atomic<int> failures{0};
+    std::atomic<std::size_t> submitted{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::mt19937_64 rng(1234 + t);
+        std::unordered_map<std::uint64_t, std::vector<std::byte>> model;  // bulk keys and single keys alike
+        auto apply = [&](cache_op op, std::uint64_t k, const std::vector<std::byte>& v, std::vector<std::byte>& out) {
+          const auto it = model.find(k);
+          const bool present = it != model.end();
+          out.clear();
+          switch (op) {
+            case cache_op::get:
+              if (present) out = it->second;
+              return present ? status::found : status::not_found;
+            case cache_op::contains: return present ? status::found : status::not_found;
+            case cache_op::set: model[k] = v; return present ? status::assigned : status::inserted;
+            case cache_op::add:
+              if (present) return status::found;
+              model[k] = v;
+              return status::inserted;
+            case cache_op::erase:
+              if (present) model.erase(it);
+              return present ? status::erased : status::not_found;
+            case cache_op::get_or_set:
+              if (present) {
+                out = it->second;
+                return status::found;
+              }
+              model[k] = v;
+              out = v;
+              return status::inserted;
+          }
+          return status::invalid_key;
+        };
+        std::vector<std::uint64_t> ids(pool_keys);
+        for (std::size_t i = 0; i < pool_keys; ++i) ids[i] = t * 1000000 + i + 1;
+        for (std::size_t round = 0; round < rounds; ++round) {
+          const std::size_t m = sizes[round % std::size(sizes)];
+          std::shuffle(ids.begin(), ids.end(), rng);
+          std::vector<cache_op> ops(m);
+          std::vector<std::uint64_t> keys(m);
+          std::vector<std::byte> in(m * stride), out(m * stride, std::byte{0xee});
+          std::vector<status> st(m, status::invalid_key);
+          std::vector<status> want(m);
+          std::vector<std::vector<std::byte>> want_value(m);
+          for (std::size_t i = 0; i < m; ++i) {
+            ops[i] = static_cast<cache_op>(rng() % 6);
+            keys[i] = key_of<std::uint64_t>(ids[i]);
+            std::vector<std::byte> v(vb);
+            for (auto& b : v) b = static_cast<std::byte>(rng());
+            std::memcpy(in.data() + i * stride, v.data(), vb);
+            want[i] = apply(ops[i], keys[i], v, want_value[i]);
+          }
+          // two single operations on keys of this thread no bulk of this round touches
+          std::vector<std::future<Sub::result>> singles;
+          std::vector<status> single_want;
+          std::vector<std::vector<std::byte>> single_value(2);
+          for (std::size_t j = 0; j < 2; ++j) {
+            const cache_op op = static_cast<cache_op>(rng() % 6);
+            const std::uint64_t k = key_of<std::uint64_t>(t * 1000000 + 500000 + (round * 2 + j) % 30);
+            std::vector<std::byte> v(vb);
+            for (auto& b : v) b = static_cast<std::byte>(rng());
+            single_want.push_back(apply(op, k, v, single_value[j]));
+            singles.push_back(sub.submit(op, k, v));
+          }
+          const bool with_values = round % 7 != 3;  // sometimes the caller wants statuses only
+          auto f = sub.submit_bulk(ops, keys, in, with_values ? std::span<std::byte>(out) : std::span<std::byte>(), st);
+          f.get();
+          submitted += m + 2;
+          for (std::size_t i = 0; i < m; ++i) {
+            if (st[i] != want[i]) ++failures;
+            else if (with_values && !want_value[i].empty() && std::memcmp(out.data() + i * stride, want_value[i].data(), vb) != 0)
+              ++failures;
+          }
+          if (!with_values && std::any_of(out.begin(), out.end(), [](std::byte b) { return b != std::byte{0xee}; })) ++failures;
+          for (std::size_t j = 0; j < 2; ++j) {
+            const auto r = singles[j].get();
+            if (r.st != single_want[j] || r.value != single_value[j]) ++failures;
+          }
+        }
+      });
+    for (auto& th : pool) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    sub.flush();
+    EXPECT_EQ(sub.operations(), submitted.load());
+    EXPECT_LE(sub.peak_in_flight(), buffers);
+  }
+}
+
+// All threads on a few shared keys, bulks with repeated keys: no exact results, but every value
+// read is one that was written whole (a self-checking value) and every status is one its
+// operation may return; the keys end with self-checking values.
+TEST(CacheSubmitter, BulkSharedHotKeysStayConsistent) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  cache_config cfg;
+  cfg.capacity = 1024;
+  cfg.value_bytes = 32;
+  Cache cache(cfg, ex);
+  cache_submitter<Cache> sub(cache, 48, std::chrono::microseconds(200), 2);
+  const std::size_t stride = cache.value_stride();
+  const std::uint64_t hot = 8;
+  auto check_value = [](std::uint64_t k, const std::byte* v) {  // k, writer, k ^ writer * prime, ~k
+    std::uint64_t w[4];
+    std::memcpy(w, v, 32);
+    return w[0] == k && w[2] == (k ^ (w[1] * 0x100000001b3ull)) && w[3] == ~k;
+  };
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 4; ++t)
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(99 + t);
+      for (std::size_t round = 0; round < scaled(30, 10); ++round) {
+        const std::size_t m = 1 + rng() % 120;
+        std::vector<cache_op> ops(m);
+        std::vector<std::uint64_t> keys(m);
+        std::vector<std::byte> in(m * stride), out(m * stride);
+        std::vector<status> st(m);
+        for (std::size_t i = 0; i < m; ++i) {
+          const cache_op choice[] = {cache_op::get, cache_op::set, cache_op::get_or_set, cache_op::add};
+          ops[i] = choice[rng() % 4];
+          const std::uint64_t k = key_of<std::uint64_t>(1 + rng() % hot), writer = t * 100000 + round * 1000 + i;
+          keys[i] = k;
+          const std::uint64_t w[4] = {k, writer, k ^ (writer * 0x100000001b3ull), ~k};
+          std::memcpy(in.data() + i * stride, w, 32);
+        }
+        sub.submit_bulk(ops, keys, in, out, st).get();
+        for (std::size_t i = 0; i < m; ++i) {
+          bool ok = false;
+          switch (ops[i]) {
+            case cache_op::get: ok = st[i] == status::not_found || (st[i] == status::found && check_value(keys[i], out.data() + i * stride)); break;
+            case cache_op::set: ok = st[i] == status::inserted || st[i] == status::assigned; break;
+            case cache_op::add: ok = st[i] == status::inserted || st[i] == status::found; break;
+            default:
+              ok = (st[i] == status::inserted || st[i] == status::found) && check_value(keys[i], out.data() + i * stride);
+          }
+          if (!ok) ++failures;
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (std::uint64_t id = 1; id <= hot; ++id) {
+    auto r = sub.submit(cache_op::get, key_of<std::uint64_t>(id));
+    sub.flush();
+    const auto got = r.get();
+    if (got.st == status::found) {
+      EXPECT_TRUE(check_value(key_of<std::uint64_t>(id), got.value.data()));
+    }
+  }
+}
+
+// A bulk of 5 thresholds and a bit with 1 and 2 buffers: it seals and launches batches while it is
+// queued (waiting for buffers to come back), its tail waits in the filling batch (no deadline)
+// until flush(), then every result is there.
+TEST(CacheSubmitter, BulkSplitAcrossBatches) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 16;
+  for (const std::size_t buffers : {std::size_t{1}, std::size_t{2}}) {
+    SCOPED_TRACE(::testing::Message() << buffers << " buffers");
+    Cache cache(cfg, ex);
+    const std::size_t threshold = 16, m = 5 * threshold + 3;
+    cache_submitter<Cache> sub(cache, threshold, std::chrono::microseconds(0), buffers);
+    const std::size_t stride = cache.value_stride();
+    std::vector<std::uint64_t> keys(m);
+    std::vector<cache_op> sets(m, cache_op::set), gets(m, cache_op::get);
+    std::vector<std::byte> in(m * stride), out(m * stride);
+    for (std::size_t i = 0; i < m; ++i) {
+      keys[i] = key_of<std::uint64_t>(i + 1);
+      for (std::size_t j = 0; j < stride; ++j) in[i * stride + j] = static_cast<std::byte>(i * 7 + j);
+    }
+    std::vector<status> st(m, status::invalid_key);
+    auto f = sub.submit_bulk(sets, keys, in, {}, st);
+    for (int i = 0; i < 2000 && sub.batches() < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(sub.batches(), 5u);
+    EXPECT_EQ(f.wait_for(std::chrono::milliseconds(20)), std::future_status::timeout)
+        << "its last 3 operations wait for a flush";
+    sub.flush();
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    f.get();
+    EXPECT_EQ(std::count(st.begin(), st.end(), status::inserted), static_cast<std::ptrdiff_t>(m));
+    auto g = sub.submit_bulk(gets, keys, {}, out, st);
+    sub.flush();
+    g.get();
+    EXPECT_EQ(std::count(st.begin(), st.end(), status::found), static_cast<std::ptrdiff_t>(m));
+    EXPECT_EQ(out, in);
+    EXPECT_EQ(sub.batches(), 12u);
+    EXPECT_EQ(sub.operations(), 2 * m);
+    // a batch holding pieces of several bulks, and a bulk of one
+    std::vector<status> a(3), b(1);
+    auto fa = sub.submit_bulk(std::span(gets).first(3), std::span(keys).first(3), {}, {}, a);
+    auto fb = sub.submit_bulk(std::span(gets).first(1), std::span(keys).last(1), {}, {}, b);
+    sub.flush();
+    fa.get();
+    fb.get();
+    EXPECT_EQ(a, std::vector<status>(3, status::found));
+    EXPECT_EQ(b[0], status::found);
+    EXPECT_EQ(sub.batches(), 13u);
+  }
+}
+
+// Bad arguments throw warpkv::error naming the argument, before anything is queued.
+TEST(CacheSubmitter, BulkBadArgumentsQueueNothing) {
+  WARPKV_TEST_EXECUTION(ex);
+  using Cache = kv_cache<std::uint64_t, 4, 4>;
+  cache_config cfg;
+  cfg.capacity = 256;
+  cfg.value_bytes = 12;
+  Cache cache(cfg, ex);
+  cache_submitter<Cache> sub(cache, 4, std::chrono::microseconds(0), 2);
+  const std::size_t n = 10, stride = cache.value_stride();
+  ASSERT_EQ(stride, 16u);
+  std::vector<cache_op> ops(n, cache_op::set);
+  std::vector<std::uint64_t> keys(n, 5);
+  std::vector<std::byte> in(n * stride), out(n * stride);
+  std::vector<status> st(n);
+  std::vector<std::uint64_t> exp(n, 0);
+  auto names = [&](const char* argument, auto&& call) {
+    try {
+      call();
+      ADD_FAILURE() << "no error for " << argument;
+    } catch (const error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + argument + "'"), std::string::npos) << e.what();
+    }
+  };
+  names("keys", [&] { (void)sub.submit_bulk(ops, std::span(keys).first(n - 1), in, out, st); });
+  names("statuses", [&] { (void)sub.submit_bulk(ops, keys, in, out, std::span(st).first(1)); });
+  names("values_in", [&] { (void)sub.submit_bulk(ops, keys, std::span(in).first(n * 12), out, st); });  // value_bytes, not the stride
+  names("values_in", [&] { (void)sub.submit_bulk(ops, keys, {}, out, st); });  // sets need values
+  names("values_out", [&] { (void)sub.submit_bulk(ops, keys, in, std::span(out).first(8), st); });
+  names("expires_at", [&] { (void)sub.submit_bulk(ops, keys, in, out, st, std::span(exp).first(3)); });
+  ops[7] = static_cast<cache_op>(42);
+  names("ops", [&] { (void)sub.submit_bulk(ops, keys, in, out, st); });
+  sub.flush();
+  EXPECT_EQ(sub.operations(), 0u);
+  EXPECT_EQ(sub.batches(), 0u);
+  EXPECT_EQ(cache.size(), 0u);
+  // an empty bulk is ready at once; reads without values_out are fine (statuses only)
+  auto e = sub.submit_bulk({}, {}, {}, {}, {});
+  EXPECT_EQ(e.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  std::vector<cache_op> reads(n, cache_op::get);
+  std::fill(st.begin(), st.end(), status::invalid_key);
+  auto r = sub.submit_bulk(reads, keys, {}, {}, st);
+  sub.flush();
+  r.get();
+  EXPECT_EQ(st, std::vector<status>(n, status::not_found));
+}
+
 }  // namespace
 }  // namespace warpkv::testing

@@ -137,6 +137,7 @@ struct cache_options {
   unsigned submitter_threads = 0;        ///< client threads; 0: hardware threads
   std::uint64_t submitter_ops = 0;       ///< operations per threshold; 0: 2^22 cuda, 2^14 host
   std::vector<unsigned> submitter_buffers{2};  ///< batch buffers (1: no overlap, 2: double buffering, ...)
+  std::vector<std::string> submitter_submit{"bulk"};  ///< bulk: a window per submit_bulk; single: a submit per operation
 };
 
 /// warpkv::kv_cache on YCSB traces and HierarchicalKV's configuration (cache_workloads.cpp).

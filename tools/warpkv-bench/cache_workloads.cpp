@@ -543,11 +543,13 @@ std::pair<double, double> pinned_copy_gbs(session& s) {
 }
 
 // Client threads each submit a window of operations (2 x threshold / threads, so that a batch
-// fills by its threshold), then wait for the window's futures in order; an operation's latency
+// fills by its threshold), then wait for the window's results, then the next window. --submit
+// single: one submit() per operation, then the window's futures in order; an operation's latency
 // is from just before its submit() to the moment its client holds the result (an upper bound:
-// futures are collected in order). Throughput counts every operation over the wall time; the
-// bytes the submitter copied each way over the wall time are compared with the pinned copy
-// bandwidth measured at the start of the same run.
+// futures are collected in order). --submit bulk: the window is one submit_bulk() and its
+// latency is the bulk's, from the call to its future being ready. Throughput counts every
+// operation over the wall time; the bytes the submitter copied each way over the wall time are
+// compared with the pinned copy bandwidth measured at the start of the same run.
 /// false when a result was wrong.
 bool submitter_rows(session& s, const cache_options& o, u64 seed) {
   using cache_t = warpkv::kv_cache<u64, 8>;
@@ -564,9 +566,14 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
   const auto [pinned_h2d, pinned_d2h] = pinned_copy_gbs(s);
   progress(strf("pinned copies: %.2f GB/s host->device, %.2f GB/s device->host", pinned_h2d, pinned_d2h));
   bool verified = true;
+  for (const std::string& submit : o.submitter_submit)
+    if (submit != "bulk" && submit != "single")
+      throw warpkv::error(warpkv::errc::invalid_argument, "--submit: bulk or single, not '" + submit + "'");
+  for (const std::string& submit : o.submitter_submit)  // a row per submit mode, buffer count and threshold
   for (const unsigned buffers : o.submitter_buffers) {
     if (buffers == 0) throw warpkv::error(warpkv::errc::invalid_argument, "--buffers: at least 1");
     for (const u64 threshold : thresholds) {
+      const bool bulk = submit == "bulk";
       using clock = std::chrono::steady_clock;
       const u64 per = (ops + threads - 1) / threads;
       const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(2 * threshold / threads, 1, per));
@@ -587,6 +594,35 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
             std::vector<u64> ks;
             std::vector<std::byte> value(32);
             lat[w].reserve(per);
+            if (bulk) {  // the window as one submit_bulk (32-byte values: the stride), statuses and values out
+              std::vector<cache_op> bops(window);
+              std::vector<u64> bkeys(window);
+              std::vector<std::byte> in(window * 32), out(window * 32);
+              std::vector<status> st(window);
+              for (u64 done = 0; done < per;) {
+                const std::size_t m = static_cast<std::size_t>(std::min<u64>(window, per - done));
+                for (std::size_t i = 0; i < m; ++i) {
+                  const u64 k = 1 + rng() % key_range;
+                  bops[i] = i % 2 == 0 ? cache_op::get_or_set : cache_op::set;
+                  bkeys[i] = k;
+                  std::memcpy(in.data() + i * 32, &k, 8);  // every value of key k starts with k
+                }
+                const auto at0 = clock::now();
+                sub.submit_bulk(std::span(bops).first(m), std::span(bkeys).first(m), std::span(in).first(m * 32),
+                                std::span(out).first(m * 32), std::span(st).first(m))
+                    .get();
+                lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at0).count());
+                for (std::size_t i = 0; i < m; ++i) {
+                  const bool read = i % 2 == 0;
+                  if (read ? (st[i] != status::found && st[i] != status::inserted) ||
+                                 std::memcmp(out.data() + i * 32, &bkeys[i], 8) != 0
+                           : st[i] != status::inserted && st[i] != status::assigned)
+                    ++failures;
+                }
+                done += m;
+              }
+              return;
+            }
             for (u64 done = 0; done < per;) {
               const std::size_t m = static_cast<std::size_t>(std::min<u64>(window, per - done));
               fs.clear();
@@ -618,8 +654,9 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
         bytes_out = sub.bytes_from_device();
       }
       const double ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-      std::vector<double> all;
+      std::vector<double> all;  // latencies: one per operation (single) or per bulk
       for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+      const u64 done_ops = per * threads;
       std::sort(all.begin(), all.end());
       auto pct = [&](double p) { return all.empty() ? 0.0 : all[std::min(all.size() - 1, static_cast<std::size_t>(p * static_cast<double>(all.size())))]; };
       const double h2d = ms > 0 ? static_cast<double>(bytes_in) / (ms * 1e6) : 0.0;  // GB/s
@@ -628,10 +665,11 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
       r.set("structure", "kv_cache").set("bucket_width", 8).set("front_end", "cache_submitter");
       r.set("buffers", buffers).set("threshold", threshold).set("deadline_us", o.submitter_deadline_us);
       r.set("threads", threads).set("window", window);
-      r.set("capacity", cache.capacity()).set("key_bytes", 8).set("value_bytes", 32).set("ops", all.size());
-      r.set("batches", batches).set("mean_batch", batches ? static_cast<double>(all.size()) / static_cast<double>(batches) : 0.0);
+      r.set("capacity", cache.capacity()).set("key_bytes", 8).set("value_bytes", 32).set("ops", done_ops);
+      r.set("submit", submit).set("latency_per", bulk ? "bulk" : "operation").set("ops_per_submit", bulk ? window : 1);
+      r.set("batches", batches).set("mean_batch", batches ? static_cast<double>(done_ops) / static_cast<double>(batches) : 0.0);
       r.set("peak_in_flight", peak);
-      r.set("ms", ms).set("mops", ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0);
+      r.set("ms", ms).set("mops", ms > 0 ? static_cast<double>(done_ops) / (ms * 1e3) : 0.0);
       r.set("latency_us_p50", pct(0.5)).set("latency_us_p99", pct(0.99)).set("latency_us_max", all.empty() ? 0.0 : all.back());
       r.set("bytes_to_device", bytes_in).set("bytes_from_device", bytes_out);
       r.set("h2d_gbs", h2d).set("d2h_gbs", d2h).set("pinned_h2d_gbs", pinned_h2d).set("pinned_d2h_gbs", pinned_d2h);
@@ -642,10 +680,11 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
       emit(r);
       if (failures.load() != 0) verified = false;
       if (failures.load() != 0) progress(strf("submitter run FAILED verification: %llu operations", static_cast<unsigned long long>(failures.load())));
-      progress(strf("submitter %u buffers, threshold %-8llu (%u threads, window %zu): %.3f M ops/s, %zu batches (peak %zu "
-                    "in flight), latency p50 %.1f us, p99 %.1f us, copies %.2f / %.2f GB/s (%.0f%% / %.0f%% of pinned)",
-                    buffers, static_cast<unsigned long long>(threshold), threads, window,
-                    ms > 0 ? static_cast<double>(all.size()) / (ms * 1e3) : 0.0, batches, peak, pct(0.5), pct(0.99), h2d,
+      progress(strf("submitter %s, %u buffers, threshold %-8llu (%u threads, window %zu): %.3f M ops/s, %zu batches (peak %zu "
+                    "in flight), latency per %s p50 %.1f us, p99 %.1f us, copies %.2f / %.2f GB/s (%.0f%% / %.0f%% of pinned)",
+                    submit.c_str(), buffers, static_cast<unsigned long long>(threshold), threads, window,
+                    ms > 0 ? static_cast<double>(done_ops) / (ms * 1e3) : 0.0, batches, peak, bulk ? "bulk" : "operation",
+                    pct(0.5), pct(0.99), h2d,
                     d2h, pinned_h2d > 0 ? 100 * h2d / pinned_h2d : 0.0, pinned_d2h > 0 ? 100 * d2h / pinned_d2h : 0.0));
     }
   }

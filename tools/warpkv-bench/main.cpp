@@ -300,6 +300,12 @@ int main(int argc, char** argv) {
                 "1: no overlap, 2: double buffering)")
       ->delimiter(',')
       ->capture_default_str();
+  c->add_option("--submit", ca.submitter_submit,
+                "--submitter: how clients submit, comma-separated: bulk (each window as one submit_bulk) and/or "
+                "single (one submit per operation, a future each)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bulk", "single"}))
+      ->capture_default_str();
   c->add_option("--submitter-ops", ca_sub_ops, "--submitter: operations per threshold (default 2^22 cuda, 2^14 host)");
   bool ca_baselines_only = false;
   c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");

@@ -1,15 +1,22 @@
 #pragma once
 // cache_submitter: the CCHT front end for many host threads, with N batch buffers (default 2:
-// double buffering). Threads submit single operations into the filling buffer's host staging
-// (page-locked on the GPU, so copies are asynchronous DMA); when it holds `threshold`
+// double buffering). Threads submit operations into the filling buffer's host staging
+// (page-locked on the GPU, so copies are asynchronous DMA): one at a time (submit: a future
+// with its own result) or many at once (submit_bulk: the caller's arrays are copied as whole
+// ranges under one lock, split over as many batches as they fill, and the results are copied
+// back as whole ranges into the caller's arrays; one future per call). Both are the same path: a
+// submit is a bulk of one with its own result storage. When the filling buffer holds `threshold`
 // operations (or on flush(), or when its oldest operation has waited `deadline`) the thread that
 // sealed it queues, on that buffer's own stream, the copy of its operations to the device, the
 // batch kernel and the copy of the results back, and returns at once; the next submit fills
 // another free buffer meanwhile. A completer thread waits for each launched buffer's stream in
-// launch order, fulfils its futures and frees the buffer. When all N buffers are launched and
+// launch order, copies each call's share of the results out of the staging (a call's future
+// is ready once its last share is in) and frees the buffer. When all N buffers are launched and
 // not yet completed, submit() waits for one to come back (at most N batches in flight).
 //
-// Thread safety: submit() and flush() may be called from any number of threads. The destructor
+// Thread safety: submit(), submit_bulk() and flush() may be called from any number of threads
+// (the staging copies of all callers go through one mutex: a bulk's copy-in costs about
+// (ops+keys+values+expiry) bytes / memcpy bandwidth with the lock held). The destructor
 // stops the timer, flushes what is pending and waits for every batch.
 //
 // Order in which operations take effect:
@@ -22,8 +29,12 @@
 //  - an operation submitted after the future of another became ready takes effect after it (that
 //    batch completed before the later one was launched). A thread that submits twice on one key
 //    without waiting between may see the two take effect in either order.
-// Errors: bad arguments throw warpkv::error from submit(); a failure of a batch (CUDA, memory)
-// reaches each of its futures as that exception.
+//  - submit_bulk: the same, per operation. A bulk's operations are concurrent with each other
+//    (a key twice in one bulk: either order), also when the bulk spans several batches; a bulk
+//    submitted after another's future became ready takes effect after all of it.
+// Errors: bad arguments throw warpkv::error from submit()/submit_bulk() before anything is
+// queued; a failure of a batch (CUDA, memory) reaches the future of every call with operations
+// in it as that exception.
 // Not done yet (issue 11, section 3): callbacks as an alternative to futures, and eviction
 // reports (cache_evictions) through the submitter.
 #include <algorithm>
@@ -99,47 +110,72 @@ class cache_submitter {
   }
 
   /// Queues one operation; `value` (set/add/get_or_set) holds at most value_bytes() bytes
-  /// (zero-padded). Launches the batch when it reaches the threshold.
+  /// (zero-padded). Launches the batch when it reaches the threshold. A bulk of one with its own
+  /// result storage (submit_bulk's path).
   std::future<result> submit(cache_op op, const key_type& key, std::span<const std::byte> value = {},
                              std::uint64_t expires_at = 0) {
     require(static_cast<unsigned>(op) <= static_cast<unsigned>(cache_op::contains), "op", "unknown operation code");
-    require(value.size() <= cache_.value_bytes(), "value",
-            std::to_string(value.size()) + " bytes exceed the cache's value_bytes of " + std::to_string(cache_.value_bytes()));
-    std::future<result> f;
-    std::size_t sealed = none;
-    bool started = false;
-    {
-      std::unique_lock<std::mutex> g(mu_);
-      while (filling_ == none) {  // take a free buffer, or wait for the completer to free one
-        if (free_.empty()) {
-          freed_.wait(g);
-          continue;
-        }
-        filling_ = free_.back();
-        free_.pop_back();
-        oldest_ = std::chrono::steady_clock::now();
-        started = true;
-      }
-      slot& s = *slots_[filling_];
-      const std::size_t i = s.n++, vw = s.value_words;
-      s.ops.data()[i] = op;
-      s.keys.data()[i] = key;
-      const bool writes = op == cache_op::set || op == cache_op::add || op == cache_op::get_or_set;
-      s.any_in = s.any_in || writes;
-      s.any_out = s.any_out || op == cache_op::get || op == cache_op::get_or_set;
-      s.any_expiry = s.any_expiry || expires_at != 0;
-      if (writes) {
-        std::uint64_t* w = s.in.data() + i * vw;
-        std::fill(w, w + vw, std::uint64_t{0});
-        if (!value.empty()) std::memcpy(w, value.data(), value.size());
-      }
-      s.expires.data()[i] = expires_at;
-      s.promises.emplace_back();
-      f = s.promises.back().get_future();
-      if (s.n == threshold_) sealed = seal_locked();
+    if (value.size() > cache_.value_bytes())  // the message built only on failure: submit() is per operation
+      require(false, "value",
+              std::to_string(value.size()) + " bytes exceed the cache's value_bytes of " + std::to_string(cache_.value_bytes()));
+    const bool writes = writes_value(op), reads = reads_value(op);
+    auto r = std::make_unique<single_request>(op, reads ? cache_.value_stride() : 0);
+    std::future<result> f = r->done.get_future();
+    source src{&op, &key, writes ? value.data() : nullptr, writes ? value.size() : 0, &expires_at, writes, reads,
+               expires_at != 0};
+    queue(r.release(), 1, src);
+    return f;
+  }
+
+  /// Queues ops.size() operations at once, like kv_cache::execute: operation i is ops[i] on
+  /// keys[i]; its value in (set/add/get_or_set) at values_in[i x value_stride()] (value_bytes()
+  /// bytes, the stride's padding zero), its value out (get/get_or_set that find or insert) at
+  /// values_out[i x value_stride()], its status at statuses[i], its expiry time (0: never) at
+  /// expires_at[i]. values_in may be empty when no operation is a set/add/get_or_set (values
+  /// then not copied), values_out when the caller wants no values (then not written), expires_at
+  /// when none expires. The other entries of values_out are unspecified after completion.
+  /// The operations are copied into the filling batch under one lock (several batches, sealed
+  /// and launched in turn, when they exceed what is left of it; when all buffers are in flight
+  /// it waits for one as submit() does); the spans must stay valid, and the output spans
+  /// untouched, until the returned future is ready: it becomes ready when the last of its
+  /// operations has completed and its results are in statuses/values_out, or carries the batch's
+  /// exception when a batch holding some of them failed (the outputs are then unspecified).
+  /// Bad arguments throw warpkv::error before anything is queued.
+  std::future<void> submit_bulk(std::span<const cache_op> ops, std::span<const key_type> keys,
+                                std::span<const std::byte> values_in, std::span<std::byte> values_out,
+                                std::span<status> statuses, std::span<const std::uint64_t> expires_at = {}) {
+    const std::size_t n = ops.size(), stride = cache_.value_stride();
+    require(keys.size() == n, "keys", std::to_string(keys.size()) + " keys for " + std::to_string(n) + " operations");
+    require(statuses.size() == n, "statuses",
+            std::to_string(statuses.size()) + " statuses for " + std::to_string(n) + " operations");
+    require(values_in.empty() || values_in.size() == n * stride, "values_in",
+            std::to_string(values_in.size()) + " bytes given, the operations need " + std::to_string(n) +
+                " x value_stride() = " + std::to_string(n * stride) + " (or none)");
+    require(values_out.empty() || values_out.size() == n * stride, "values_out",
+            std::to_string(values_out.size()) + " bytes given, the operations need " + std::to_string(n) +
+                " x value_stride() = " + std::to_string(n * stride) + " (or none)");
+    require(expires_at.empty() || expires_at.size() == n, "expires_at",
+            std::to_string(expires_at.size()) + " expiry times for " + std::to_string(n) + " operations (or none)");
+    bool writes = false, reads = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const cache_op op = ops[i];
+      if (static_cast<unsigned>(op) > static_cast<unsigned>(cache_op::contains))  // the message only on failure
+        require(false, "ops", "unknown operation code " + std::to_string(static_cast<unsigned>(op)) + " at " + std::to_string(i));
+      writes = writes || writes_value(op);
+      reads = reads || reads_value(op);
     }
-    if (sealed != none) launch(sealed);
-    else if (started && timer_.joinable()) timer_wake_.notify_one();
+    require(!writes || !values_in.empty(), "values_in", "empty, but the operations include a set/add/get_or_set");
+    std::promise<void> ready;
+    std::future<void> f = ready.get_future();
+    if (n == 0) {
+      ready.set_value();
+      return f;
+    }
+    auto r = std::make_unique<bulk_request>(std::move(ready), n, statuses.data(),
+                                            values_out.empty() ? nullptr : values_out.data());
+    source src{ops.data(), keys.data(), values_in.empty() ? nullptr : values_in.data(), values_in.empty() ? 0 : stride,
+               expires_at.empty() ? nullptr : expires_at.data(), writes, reads, !expires_at.empty()};
+    queue(r.release(), n, src);
     return f;
   }
 
@@ -179,6 +215,72 @@ class cache_submitter {
   static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
   using word = std::uint64_t;
 
+  static constexpr bool writes_value(cache_op op) {
+    return op == cache_op::set || op == cache_op::add || op == cache_op::get_or_set;
+  }
+  static constexpr bool reads_value(cache_op op) { return op == cache_op::get || op == cache_op::get_or_set; }
+
+  // One submit_bulk or submit call: where its results go and who waits. Created by the caller,
+  // then owned by the completer, which copies each completed piece's results into it and, when
+  // `left` reaches 0, finishes and deletes it.
+  struct request {
+    std::size_t left;           // operations not completed yet (the completer's alone once queued)
+    status* statuses;           // one per operation
+    std::byte* values;          // value_stride() bytes per operation, or nullptr: not wanted
+    std::exception_ptr error;   // the first failure of a batch holding some of its operations
+    request(std::size_t n, status* st, std::byte* v) : left(n), statuses(st), values(v) {}
+    virtual ~request() = default;
+    virtual void finish(std::size_t value_bytes) noexcept = 0;  // makes the caller's future ready
+  };
+  struct bulk_request final : request {
+    std::promise<void> done;
+    bulk_request(std::promise<void> p, std::size_t n, status* st, std::byte* v)
+        : request(n, st, v), done(std::move(p)) {}
+    void finish(std::size_t) noexcept override {
+      if (this->error) done.set_exception(this->error);
+      else done.set_value();
+    }
+  };
+  struct single_request final : request {  // a bulk of one with its own result storage
+    cache_op op;
+    status st = status::not_found;
+    std::vector<std::byte> value;  // value_stride() bytes for a get/get_or_set, filled by the completer
+    std::promise<result> done;
+    single_request(cache_op o, std::size_t stride) : request(1, nullptr, nullptr), op(o), value(stride) {
+      this->statuses = &st;
+      this->values = value.empty() ? nullptr : value.data();
+    }
+    void finish(std::size_t value_bytes) noexcept override {
+      try {
+        if (this->error) std::rethrow_exception(this->error);
+        result r;
+        r.st = st;
+        if (reads_value(op) && (st == status::found || st == status::inserted)) {
+          value.resize(value_bytes);
+          r.value = std::move(value);
+        }
+        done.set_value(std::move(r));
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    }
+  };
+  // A request's operations [first, first + count) at [at, at + count) of one batch.
+  struct piece {
+    request* req;
+    std::size_t first, at, count;
+  };
+  // The caller's operations (values: `value_size` bytes each, zero-padded to the stride; nullptr:
+  // none) and what they need of a batch.
+  struct source {
+    const cache_op* ops;
+    const key_type* keys;
+    const std::byte* values;
+    std::size_t value_size;
+    const std::uint64_t* expires;  // nullptr: never
+    bool writes, reads, expiry;
+  };
+
   // One batch buffer: host staging, device arrays and a stream. Free, filling (filling_), or
   // launched (seq != 0) until the completer has fulfilled its futures.
   struct slot {
@@ -192,8 +294,9 @@ class cache_submitter {
     buffer<key_type> d_keys;
     buffer<word> d_in, d_out, d_expires;
     buffer<status> d_statuses;
-    std::vector<std::promise<result>> promises;
+    std::vector<piece> pieces;  // in slot order; at most `cap` (each holds an operation)
     std::size_t n = 0;
+    std::size_t next_sealed = none;  // the sealing caller's chain of slots to launch
     bool any_in = false, any_out = false, any_expiry = false;
     std::uint64_t seq = 0;     // seal order (1, 2, ...) while launched; 0 while free or filling
     std::exception_ptr error;  // set when queueing or running the batch failed
@@ -204,7 +307,7 @@ class cache_submitter {
           statuses(cap, base),
           d_ops(cap, stream.exec()), d_keys(cap, stream.exec()), d_in(cap * vw, stream.exec()),
           d_out(cap * vw, stream.exec()), d_expires(cap, stream.exec()), d_statuses(cap, stream.exec()) {
-      promises.reserve(cap);
+      pieces.reserve(cap);
       synchronize(stream.exec());  // the device buffers exist before a batch uses them
     }
   };
@@ -215,6 +318,73 @@ class cache_submitter {
     slots_[i]->seq = ++sealed_;
     peak_in_flight_ = std::max(peak_in_flight_, ++in_flight_);
     return i;
+  }
+
+  /// Copies a request's n operations into the filling batch under one lock: as many as fit,
+  /// sealing each batch it fills and taking a free buffer for the rest; when none is free it
+  /// launches what it sealed and waits for one. Then launches what it sealed. Takes `req`.
+  void queue(request* req, std::size_t n, const source& src) {
+    const std::size_t stride = cache_.value_stride(), vw = stride / sizeof(word);
+    std::size_t done = 0, head = none, tail = none;  // head..tail: slots sealed here, to launch
+    bool started = false;
+    auto launch_sealed = [&] {
+      while (head != none) {
+        const std::size_t i = head;
+        head = slots_[i]->next_sealed;
+        slots_[i]->next_sealed = none;  // before launch(): then the slot may be refilled
+        launch(i);
+      }
+      tail = none;
+    };
+    std::unique_lock<std::mutex> g(mu_);
+    for (;;) {
+      while (done < n && (filling_ != none || !free_.empty())) {
+        if (filling_ == none) {
+          filling_ = free_.back();
+          free_.pop_back();
+          oldest_ = std::chrono::steady_clock::now();
+          started = true;
+        }
+        slot& s = *slots_[filling_];
+        const std::size_t k = std::min(n - done, threshold_ - s.n), at = s.n;
+        std::copy_n(src.ops + done, k, s.ops.data() + at);
+        std::copy_n(src.keys + done, k, s.keys.data() + at);
+        if (src.writes) {
+          auto* w = reinterpret_cast<std::byte*>(s.in.data() + at * vw);
+          if (src.values != nullptr && src.value_size == stride) {
+            std::memcpy(w, src.values + done * stride, k * stride);
+          } else {
+            for (std::size_t j = 0; j < k; ++j) {
+              std::memset(w + j * stride, 0, stride);
+              if (src.values != nullptr)
+                std::memcpy(w + j * stride, src.values + (done + j) * src.value_size, src.value_size);
+            }
+          }
+        }
+        if (src.expires != nullptr) std::copy_n(src.expires + done, k, s.expires.data() + at);
+        else std::fill_n(s.expires.data() + at, k, word{0});
+        s.any_in = s.any_in || src.writes;
+        s.any_out = s.any_out || src.reads;
+        s.any_expiry = s.any_expiry || src.expiry;
+        s.pieces.push_back(piece{req, done, at, k});  // within the reserved capacity
+        s.n += k;
+        done += k;
+        if (s.n == threshold_) {
+          const std::size_t i = seal_locked();
+          (tail == none ? head : slots_[tail]->next_sealed) = i;
+          tail = i;
+        }
+      }
+      if (done == n) break;
+      g.unlock();  // every buffer sealed or in flight: launch ours, wait for one to come back
+      launch_sealed();
+      g.lock();
+      freed_.wait(g, [&] { return filling_ != none || !free_.empty(); });
+    }
+    const bool wake = started && filling_ != none && timer_.joinable();
+    g.unlock();
+    launch_sealed();
+    if (wake) timer_wake_.notify_one();
   }
 
   /// Queues the sealed slot's batch on its stream (the host backend runs it here) and hands it to
@@ -270,33 +440,33 @@ class cache_submitter {
     }
   }
 
+  /// Copies each piece's statuses and values into its request (whole ranges) and finishes the
+  /// requests whose last piece this was; or hands them the batch's failure.
   void fulfil(slot& s) {
-    const std::size_t n = s.n, vw = s.value_words, bytes = cache_.value_bytes();
-    std::size_t done = 0;
-    try {
-      if (s.error) std::rethrow_exception(s.error);
-      // counted before any future is ready: a caller holding a result sees its batch counted
+    const std::size_t n = s.n, vw = s.value_words, stride = vw * sizeof(word);
+    if (!s.error) {  // counted before any future is ready: a caller holding a result sees its batch counted
       ++batches_;
       operations_ += n;
-      bytes_in_ += n * (sizeof(cache_op) + sizeof(key_type)) + (s.any_in ? n * vw * 8 : 0) +
+      bytes_in_ += n * (sizeof(cache_op) + sizeof(key_type)) + (s.any_in ? n * stride : 0) +
                    (s.any_expiry ? n * sizeof(word) : 0);
-      bytes_out_ += n * sizeof(status) + (s.any_out ? n * vw * 8 : 0);
-      for (; done < n; ++done) {
-        result r;
-        r.st = s.statuses.data()[done];
-        const cache_op op = s.ops.data()[done];
-        const bool has_value = (op == cache_op::get || op == cache_op::get_or_set) &&
-                               (r.st == status::found || r.st == status::inserted);
-        if (has_value) {
-          const auto* v = reinterpret_cast<const std::byte*>(s.out.data() + done * vw);
-          r.value.assign(v, v + bytes);
-        }
-        s.promises[done].set_value(std::move(r));
-      }
-    } catch (...) {
-      for (; done < n; ++done) s.promises[done].set_exception(std::current_exception());
+      bytes_out_ += n * sizeof(status) + (s.any_out ? n * stride : 0);
     }
-    s.promises.clear();
+    for (const piece& p : s.pieces) {
+      request& r = *p.req;
+      if (s.error) {
+        if (!r.error) r.error = s.error;
+      } else {
+        std::copy_n(s.statuses.data() + p.at, p.count, r.statuses + p.first);
+        if (r.values != nullptr && s.any_out)
+          std::memcpy(r.values + p.first * stride, s.out.data() + p.at * vw, p.count * stride);
+      }
+      r.left -= p.count;
+      if (r.left == 0) {
+        r.finish(cache_.value_bytes());
+        delete &r;
+      }
+    }
+    s.pieces.clear();
     s.n = 0;
     s.any_in = s.any_out = s.any_expiry = false;
     s.error = nullptr;
