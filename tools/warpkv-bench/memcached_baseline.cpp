@@ -195,7 +195,10 @@ class client {
   client& operator=(const client&) = delete;
   ~client() { memcached_free(m_); }
   memcached_st* get() const { return m_; }
-  std::string error() const { return memcached_last_error_message(m_) ? memcached_last_error_message(m_) : "unknown error"; }
+  /// The return code's name and the connection's last message: the message alone can read
+  /// "SUCCESS" for a code that is not (seen on the GPU machine's 16-thread load, session 5).
+  std::string error(memcached_return_t rc) const { return std::string(memcached_strerror(m_, rc)) + " (" + error() + ")"; }
+  std::string error() const { return memcached_last_error_message(m_) ? memcached_last_error_message(m_) : "no message"; }
 
  private:
   memcached_st* m_;
@@ -207,7 +210,7 @@ u64 server_stat(const client& c, const char* name, std::string* text = nullptr) 
   memcached_stat_st* st = memcached_stat(c.get(), nullptr, &rc);
   if (st == nullptr || rc != MEMCACHED_SUCCESS) {
     if (st) memcached_stat_free(c.get(), st);
-    throw std::runtime_error("--memcached: stats failed: " + c.error());
+    throw std::runtime_error("--memcached: stats failed: " + c.error(rc));
   }
   char* v = memcached_stat_get_value(c.get(), st, name, &rc);
   u64 out = 0;
@@ -284,7 +287,7 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
       throw std::runtime_error("--memcached: no answer from " + host + ":" + std::to_string(port) + ": " + control.error());
     if (!child) {  // a running server: start empty, report its own limits
       if ((rc = memcached_flush(control.get(), 0)) != MEMCACHED_SUCCESS)
-        throw std::runtime_error("--memcached: flush_all failed: " + control.error());
+        throw std::runtime_error("--memcached: flush_all failed: " + control.error(rc));
       res.memory_mb = static_cast<std::size_t>(server_stat(control, "limit_maxbytes") >> 20);
       res.server_threads = static_cast<unsigned>(server_stat(control, "threads"));
     }
@@ -301,8 +304,9 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         std::vector<char> v(vb);
         for (u64 r = w; r < tv.load_records; r += res.client_threads) {
           fill_value(r, 0, v.data(), vb);
-          if (memcached_set(c.get(), keys[r].data(), keys[r].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
-            fail.add("load set: " + c.error());
+          if (const auto rc = memcached_set(c.get(), keys[r].data(), keys[r].size(), v.data(), vb, 0, 0);
+              rc != MEMCACHED_SUCCESS)
+            fail.add("load set: " + c.error(rc));
         }
       });
   }
@@ -335,7 +339,8 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         auto flush = [&] {
           if (!kp.empty()) {
             if (cfg.pipelined_sets) memcached_flush_buffers(m);
-            if (memcached_mget(m, kp.data(), kl.data(), kp.size()) != MEMCACHED_SUCCESS) fail.add("mget: " + clients[w]->error());
+            if (const auto rc = memcached_mget(m, kp.data(), kl.data(), kp.size()); rc != MEMCACHED_SUCCESS)
+              fail.add("mget: " + clients[w]->error(rc));
             memcached_return_t rc = MEMCACHED_SUCCESS;
             while (memcached_result_st* got = memcached_fetch_result(m, &result, &rc)) {
               const char* key = memcached_result_key_value(got);
@@ -360,16 +365,18 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
               if (const std::uint32_t n = want[r]; n != 0) {
                 my_hits += n - 1;
                 fill_value(r, 1 + batch_no, v.data(), vb);
-                if (memcached_set(m, keys[r].data(), keys[r].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
-                  fail.add("set: " + clients[w]->error());
+                if (const auto rc = memcached_set(m, keys[r].data(), keys[r].size(), v.data(), vb, 0, 0); rc != MEMCACHED_SUCCESS)
+                  fail.add("set: " + clients[w]->error(rc));
               }
           }
           for (const std::size_t i : writes) {
             fill_value(recs[i], 1 + i, v.data(), vb);
-            if (memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0) != MEMCACHED_SUCCESS)
-              fail.add("set: " + clients[w]->error());
+            if (const auto rc = memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0);
+                rc != MEMCACHED_SUCCESS)
+              fail.add("set: " + clients[w]->error(rc));
           }
-          if (cfg.pipelined_sets && memcached_flush_buffers(m) != MEMCACHED_SUCCESS) fail.add("flush: " + clients[w]->error());
+          if (cfg.pipelined_sets)
+            if (const auto rc = memcached_flush_buffers(m); rc != MEMCACHED_SUCCESS) fail.add("flush: " + clients[w]->error(rc));
           want.clear();
           kp.clear();
           kl.clear();
