@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../common/backend.hpp"
+#include "../common/expect_invalid.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/block_launcher.hpp"
 #include "warpkv/core/buffer.hpp"
@@ -1014,17 +1015,6 @@ TEST(KmeansGemm, AutomaticPicksByShapeAndPrecision) {
   }
   if (ex.where == backend::cuda) {  // GPU runs must exercise cuBLAS, not fall back silently
     EXPECT_EQ(detail::cublas_unavailable(), "");
-  }
-}
-
-template <class F>
-void expect_invalid(F&& f, const std::string& argument) {
-  try {
-    f();
-    ADD_FAILURE() << "no error for bad '" << argument << "'";
-  } catch (const warpkv::error& e) {
-    EXPECT_EQ(e.code(), errc::invalid_argument);
-    EXPECT_NE(std::string(e.what()).find("'" + argument + "'"), std::string::npos) << e.what();
   }
 }
 
