@@ -594,6 +594,12 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
             std::vector<u64> ks;
             std::vector<std::byte> value(32);
             lat[w].reserve(per);
+            // Operation i of a window: even i a get_or_set that must return a value of its key
+            // (every value of key k starts with k), odd i a set that must insert or assign.
+            auto result_ok = [](std::size_t i, status st, const std::byte* value, u64 key) {
+              if (i % 2 != 0) return st == status::inserted || st == status::assigned;
+              return (st == status::found || st == status::inserted) && std::memcmp(value, &key, 8) == 0;
+            };
             if (bulk) {  // the window as one submit_bulk (32-byte values: the stride), statuses and values out
               std::vector<cache_op> bops(window);
               std::vector<u64> bkeys(window);
@@ -612,13 +618,8 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
                                 std::span(out).first(m * 32), std::span(st).first(m))
                     .get();
                 lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at0).count());
-                for (std::size_t i = 0; i < m; ++i) {
-                  const bool read = i % 2 == 0;
-                  if (read ? (st[i] != status::found && st[i] != status::inserted) ||
-                                 std::memcmp(out.data() + i * 32, &bkeys[i], 8) != 0
-                           : st[i] != status::inserted && st[i] != status::assigned)
-                    ++failures;
-                }
+                for (std::size_t i = 0; i < m; ++i)
+                  if (!result_ok(i, st[i], out.data() + i * 32, bkeys[i])) ++failures;
                 done += m;
               }
               return;
@@ -638,11 +639,7 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
               for (std::size_t i = 0; i < m; ++i) {
                 const auto r = fs[i].get();
                 lat[w].push_back(std::chrono::duration<double, std::micro>(clock::now() - at[i]).count());
-                const bool read = i % 2 == 0;
-                if (read ? (r.st != status::found && r.st != status::inserted) || r.value.size() != 32 ||
-                               std::memcmp(r.value.data(), &ks[i], 8) != 0
-                         : r.st != status::inserted && r.st != status::assigned)
-                  ++failures;
+                if ((i % 2 == 0 && r.value.size() != 32) || !result_ok(i, r.st, r.value.data(), ks[i])) ++failures;
               }
               done += m;
             }
