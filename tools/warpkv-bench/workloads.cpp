@@ -150,7 +150,9 @@ void describe_config(record& r, const warpkv::chained_config& c) {
 /// Bytes of the table's storage (for bytes-per-key figures).
 template <class K, class V, int T>
 std::size_t table_bytes(const warpkv::hopscotch_map<K, V, T>& m) {
-  return m.capacity() * (sizeof(typename warpkv::hopscotch_map<K, V, T>::slot_type) + sizeof(std::uint64_t));
+  // Each slot carries its bucket's hop word; the stash follows the table.
+  using map_t = warpkv::hopscotch_map<K, V, T>;
+  return map_t::ref_type::storage_slots(m.capacity()) * sizeof(typename map_t::slot_type);
 }
 template <class K, class V, int T>
 std::size_t table_bytes(const warpkv::cuckoo_map<K, V, T>& m) {

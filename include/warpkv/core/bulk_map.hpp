@@ -16,6 +16,9 @@
 //   void prepare_inserts(std::size_t n);       // before a batch of n inserts: reserve(size_ + n)
 //   void on_batch(const batch_summary&);       // after each launch of a mutating batch: nothing
 //   void maintain();                           // after a mutating call: keep the load factor
+// A Ref may declare `static std::size_t storage_slots(std::size_t capacity)` when its slot array
+// holds more than `capacity` slots (hopscotch's stash after the table); allocation, rehash and
+// retrieve_all then cover them all.
 // A map whose storage is not one slot array (chained_map: bucket heads and nodes) also replaces
 //   void rehash_to(std::size_t capacity);      // rebuild into `capacity` (reserve, rehash, growth)
 //   std::size_t retrieve_all(key_type*, mapped_type*) const;  // collect the live entries
@@ -165,7 +168,8 @@ class bulk_map_base {
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
   std::size_t retrieve_all(key_type* keys_out, mapped_type* values_out) const {
-    return collect_entries<Ref>(ex_, slots_.data(), capacity_, to_bits(empty_), to_bits(erased_), keys_out, values_out);
+    return collect_entries<Ref>(ex_, slots_.data(), storage_for(capacity_), to_bits(empty_), to_bits(erased_), keys_out,
+                                values_out);
   }
   std::pair<std::vector<key_type>, std::vector<mapped_type>> retrieve_all() const {
     buffer<key_type> k(std::max<std::size_t>(size_, 1), ex_);
@@ -201,9 +205,17 @@ class bulk_map_base {
     return round_capacity(static_cast<std::size_t>(slots));
   }
 
+  /// Slots in the array of a table of `capacity` buckets.
+  static std::size_t storage_for(std::size_t capacity) {
+    if constexpr (requires { Ref::storage_slots(std::size_t{}); })
+      return Ref::storage_slots(capacity);
+    else
+      return capacity;
+  }
+
   /// Allocates a table of `capacity` slots hashed with `seed` and initialises it.
   void allocate(std::size_t capacity, std::uint64_t seed) {
-    slots_ = buffer<slot_type>(capacity, ex_);
+    slots_ = buffer<slot_type>(storage_for(capacity), ex_);
     capacity_ = capacity;
     seed_ = seed;
     self().reset_table(true);
@@ -213,15 +225,15 @@ class bulk_map_base {
   /// (alternately a new seed, then a new seed with twice the room, until every entry fits).
   void rehash_to(std::size_t capacity) {
     buffer<slot_type> old_slots = std::move(slots_);
-    const std::size_t old_capacity = capacity_;
-    buffer<status> statuses(old_capacity, ex_);
+    const std::size_t old_slot_count = storage_for(capacity_);
+    buffer<status> statuses(old_slot_count, ex_);
     std::uint64_t seed = seed_;
     for (int attempt = 0;; ++attempt) {
       if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
       seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
       allocate(capacity, seed);
       const auto s = launch_batch<TileSize>(
-          ex_, old_capacity, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
+          ex_, old_slot_count, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
           statuses.data(), counters());
       if (s[status::full] == 0) break;
       if (attempt % 2 == 1) capacity *= 2;

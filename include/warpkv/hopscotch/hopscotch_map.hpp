@@ -4,6 +4,8 @@
 //
 // What it guarantees (argument and linearization points: docs/design/hopscotch.md):
 //  - Every operation of a batch runs concurrently with the others and is linearizable.
+//  - Keys that hopscotch displacement cannot bring into their neighborhood (rare below
+//    load 0.9) go to a stash of capacity/64 slots after the table (detail/stash.hpp).
 //  - No insert is lost: when an insert finds no room (status::full inside the device
 //    ref), the bulk API grows the table on the backend (rehash into more capacity,
 //    with a fresh hash seed) and re-runs exactly the operations that were full.
@@ -25,8 +27,9 @@
 namespace warpkv {
 
 struct hopscotch_config {
-  double max_load_factor = 0.85;     ///< the table grows before size/capacity would pass this (H = 32
-                                     ///< hopscotch blocks near 0.88: docs/perf.md)
+  double max_load_factor = 0.9;      ///< the table grows before size/capacity would pass this. H = 32
+                                     ///< blocks near 0.81-0.88 without the stash; with it a table fills
+                                     ///< past 0.95, but inserts slow down there (docs/perf.md)
   unsigned neighborhood = 32;        ///< H, 1..32: slots a key may sit from its home bucket. 32 by measurement
                                      ///< (docs/perf.md, session 5): it holds the highest load before growth;
                                      ///< 16 builds ~18% faster at load <= 0.5 but grows sooner; 8 grows below 0.5
@@ -71,7 +74,10 @@ class hopscotch_map
 
  private:
   // hook of bulk_map_base: the hop word of bucket i sits beside slot i, so there is no side array.
-  void reset_table(bool) { detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_); }
+  // The stash after the table is initialised with it.
+  void reset_table(bool) {
+    detail::init_storage<ref_type>(this->ex_, this->slots_.data(), ref_type::storage_slots(this->capacity_), this->empty_);
+  }
 };
 
 }  // namespace warpkv

@@ -13,9 +13,12 @@
 //    bounded number of steps and never wait while holding it;
 //  - two key values are reserved: the empty key and its neighbour empty_key ^ 1
 //    (a claimed slot); both get status::invalid_key;
-//  - status::full means no free slot within max_probe or no displacement could
-//    bring one within the neighborhood: the table was not changed for this key.
-//    The bulk API then grows the table and retries; a device caller decides.
+//  - a key that no free slot within max_probe can be hopped back for goes to the
+//    stash (a small side table after the slot array; detail/stash.hpp), flagged in
+//    its home bucket's hop word so that only lookups of that bucket look there;
+//  - status::full means the key could be placed neither in its neighborhood nor in
+//    its stash window: the table was not changed for this key. The bulk API then
+//    grows the table and retries; a device caller decides.
 #include <cstddef>
 #include <cstdint>
 
@@ -27,6 +30,7 @@
 #include "warpkv/core/tile.hpp"
 #include "warpkv/hopscotch/detail/hop_word.hpp"
 #include "warpkv/hopscotch/detail/slot_layout.hpp"
+#include "warpkv/hopscotch/detail/stash.hpp"
 
 namespace warpkv {
 
@@ -40,11 +44,19 @@ class hopscotch_ref {
   using layout = detail::slot_layout<key_bits, value_bits>;
   using slot_type = typename layout::slot;  // hop word of bucket i beside slot i
 
+  /// Slots the map allocates for a table of `capacity` buckets: the table, then its stash.
+  WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) {
+    return capacity + detail::stash_slots(capacity);
+  }
+
   hopscotch_ref() = default;
+  /// `slots` holds storage_slots(capacity) slots.
   hopscotch_ref(slot_type* slots, std::size_t capacity, unsigned neighborhood, Key empty_key, std::uint64_t seed,
                 std::size_t max_probe)
       : slots_(slots),
+        stash_(slots + capacity),
         mask_(capacity - 1),
+        stash_mask_(detail::stash_slots(capacity) - 1),
         h_(neighborhood),
         empty_(to_bits(empty_key)),
         claimed_(to_bits(empty_key) ^ key_bits{1}),
@@ -58,6 +70,8 @@ class hopscotch_ref {
   WARPKV_HD Key claimed_key() const { return from_bits<Key>(claimed_); }
   WARPKV_HD bool is_reserved(Key k) const { return to_bits(k) == empty_ || to_bits(k) == claimed_; }
   WARPKV_HD std::size_t home(Key k) const { return home_bits(to_bits(k)); }
+  /// First slot of k's stash window, as an index into the stash (slot capacity() + i of storage).
+  WARPKV_HD std::size_t stash_home(Key k) const { return stash_home_bits(to_bits(k)); }
 
   /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
   template <class Tile>
@@ -75,7 +89,7 @@ class hopscotch_ref {
     const key_bits kb = to_bits(k);
     if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const snapshot s = search(t, home_bits(kb), kb);
-    if (s.offset < 0) return status::not_found;
+    if (!s.found()) return status::not_found;
     if (out != nullptr) *out = from_bits<Value>(s.value);
     return status::found;
   }
@@ -91,13 +105,17 @@ class hopscotch_ref {
     const std::size_t b = home_bits(kb);
     for (;;) {
       const snapshot s = search(t, b, kb);
-      if (s.offset < 0) return status::not_found;
+      if (!s.found()) return status::not_found;
       if (detail::hop::locked(s.hop)) continue;  // a mover, assigner or eraser owns the bucket for a few steps
       bool ok = false;
       if (t.thread_rank() == 0) {
         const std::uint64_t locked = lock(b, s.hop);
         ok = locked != 0;
-        if (ok) {
+        if (ok && s.stash >= 0) {
+          // Stash slots are named by no bitmap: emptying it is the linearization point.
+          layout::mark(stash_[s.stash], empty_, 0, memory_order::release);
+          hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(locked), false), memory_order::release);
+        } else if (ok) {
           // Under the lock the snapshot is current, so the slot holds kb. Marking it claimed is
           // the linearization point: from here no slot holds kb.
           slot_type& slot = slots_[idx(b, s.offset)];
@@ -119,13 +137,19 @@ class hopscotch_ref {
  private:
   struct snapshot {
     std::uint64_t hop;  // hop word of the home bucket the reads were made under
-    int offset;         // offset of the key in the neighborhood, -1 if absent
+    int offset;         // offset of the key in the neighborhood, -1 if not there
+    long stash;         // index of the key's stash slot, -1 if not there
     value_bits value;   // its value when present
     bool pending;       // a named slot is claimed: an insert publishing or an erase under way
+    WARPKV_HD bool found() const { return offset >= 0 || stash >= 0; }
   };
 
   WARPKV_HD std::size_t idx(std::size_t b, std::size_t o) const { return (b + o) & mask_; }
   WARPKV_HD std::size_t home_bits(key_bits kb) const { return static_cast<std::size_t>(hash_bits(kb, seed_)) & mask_; }
+  WARPKV_HD std::size_t stash_home_bits(key_bits kb) const {
+    return static_cast<std::size_t>(hash_bits(kb, seed_ ^ stash_salt)) & stash_mask_;
+  }
+  WARPKV_HD std::size_t stash_idx(std::size_t first, unsigned j) const { return (first + j) & stash_mask_; }
   WARPKV_HD atomic_ref<std::uint64_t> hop_ref(std::size_t b) const { return atomic_ref<std::uint64_t>(slots_[b].meta); }
 
   /// Lane 0 only: CAS bucket b's word from h (unlocked) to locked; returns the locked word or 0.
@@ -146,10 +170,11 @@ class hopscotch_ref {
     }
   }
 
-  /// Looks for kb among the slots bucket b names. A slot holding kb proves kb present (no slot
-  /// holds a key that is not in the map), so a packed hit needs no second look. A miss is
-  /// accepted when b names no slot, or when every lane re-reads the same hop word after its
-  /// slot reads (no member moved or left meanwhile); otherwise the search starts over.
+  /// Looks for kb among the slots bucket b names, then, if b's overflow flag is set, in kb's
+  /// stash window. A slot holding kb proves kb present (no slot holds a key that is not in the
+  /// map), so a packed hit needs no second look. A miss is accepted when b names no slot and has
+  /// no overflow, or when every lane re-reads the same hop word after its slot reads (no member
+  /// moved, left or entered the stash meanwhile); otherwise the search starts over.
   template <class Tile>
   WARPKV_HD snapshot search(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
@@ -157,7 +182,7 @@ class hopscotch_ref {
     for (;;) {
       const std::uint64_t h = read_hop(t, b);
       const std::uint32_t bm = detail::hop::bitmap(h);
-      snapshot s{h, -1, 0, false};
+      snapshot s{h, -1, -1, 0, false};
       for (unsigned base = 0; base < h_; base += T) {
         const std::uint32_t window = (bm >> base) & Tile::full_mask();
         if (window == 0) continue;  // no member of b among these T offsets (same on every lane)
@@ -178,11 +203,59 @@ class hopscotch_ref {
           break;
         }
       }
-      if (bm == 0 || (layout::packed && s.offset >= 0)) return s;
+      const bool overflow = detail::hop::overflowed(h);
+      if (s.offset < 0 && overflow) search_stash(t, kb, s);
+      if ((bm == 0 && !overflow) || (layout::packed && s.found())) return s;
       atomic_thread_fence(memory_order::acquire);
       const std::uint64_t again = hop_ref(b).load(memory_order::relaxed);
       if (t.all(again == h)) return s;
     }
+  }
+
+  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...) and records a hit in s.
+  template <class Tile>
+  WARPKV_HD void search_stash(const Tile& t, key_bits kb, snapshot& s) const {
+    constexpr unsigned T = Tile::size();
+    const std::size_t first = stash_home_bits(kb);
+    for (unsigned base = 0; base < detail::stash_window; base += T) {
+      const auto e = layout::load(stash_[stash_idx(first, base + t.thread_rank())], memory_order::relaxed);
+      const std::uint32_t hits = t.ballot(e.key == kb);
+      if (hits != 0) {
+        const int lane = lowest_lane(hits);
+        s.stash = static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane)));
+        s.value = t.shfl(e.value, static_cast<unsigned>(lane));
+        return;
+      }
+    }
+  }
+
+  /// Places kb in the stash: lane 0 locks b from the search's word h (unlocked, kb absent, no
+  /// publication pending), setting b's overflow flag in the same CAS, claims a free slot of kb's
+  /// stash window, publishes (kb, vb) there and unlocks. Under b's lock no other insert of kb
+  /// (homed at b too) can commit, so kb stays unique. Returns stash_placed, stash_full (window
+  /// full; the map is unchanged, b keeps its flag) or stash_retry (b changed since h).
+  template <class Tile>
+  WARPKV_HD int stash_insert(const Tile& t, std::size_t b, std::uint64_t h, key_bits kb, value_bits vb) const {
+    int r = stash_retry;
+    if (t.thread_rank() == 0) {
+      std::uint64_t expected = h;
+      const std::uint64_t locked = detail::hop::next(h, detail::hop::bitmap(h), true) | detail::hop::overflow_bit;
+      if (hop_ref(b).compare_exchange(expected, locked, memory_order::acq_rel)) {
+        r = stash_full;
+        const std::size_t first = stash_home_bits(kb);
+        for (unsigned j = 0; j < detail::stash_window; ++j) {
+          slot_type& slot = stash_[stash_idx(first, j)];
+          if (layout::load(slot, memory_order::relaxed).key != empty_) continue;
+          if (!layout::claim(slot, empty_, claimed_, kb)) continue;  // another bucket's insert took it
+          // Linearization point of a stash insert: from this store a slot holds kb.
+          layout::store(slot, kb, vb, memory_order::release);
+          r = stash_placed;
+          break;
+        }
+        hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(locked), false), memory_order::release);
+      }
+    }
+    return t.shfl(r, 0);
   }
 
   /// Lane 0 claims the first empty slot at offsets [from, to) of bucket b by CAS from empty to
@@ -314,9 +387,10 @@ class hopscotch_ref {
       const std::uint64_t locked = lock(b, s.hop);
       ok = locked != 0;
       if (ok) {
-        // Under the lock no member of b moves or leaves, so the slot still holds the key.
-        // Linearization point: this store.
-        layout::store(slots_[idx(b, s.offset)], kb, vb, memory_order::release);
+        // Under the lock no member of b moves or leaves (nor enters or leaves the stash), so the
+        // slot still holds the key. Linearization point: this store.
+        slot_type& slot = s.stash >= 0 ? stash_[s.stash] : slots_[idx(b, s.offset)];
+        layout::store(slot, kb, vb, memory_order::release);
         hop_ref(b).store(detail::hop::next(locked, detail::hop::bitmap(locked), false), memory_order::release);
       }
     }
@@ -336,7 +410,7 @@ class hopscotch_ref {
     int full_attempts = 0, crowded_attempts = 0, waits = 0;
     for (;;) {
       snapshot s = search(t, b, kb);
-      if (s.offset >= 0) {
+      if (s.found()) {
         if (!or_assign) return status::found;
         if (detail::hop::locked(s.hop)) continue;
         if (assign(t, b, s, kb, vb)) return status::assigned;
@@ -393,6 +467,12 @@ class hopscotch_ref {
           backoff(crowded_attempts);
           continue;
         }
+        // Stuck for good: the stash takes kb. The loop's top check saw b unlocked and nothing
+        // pending in s.hop; stash_insert's CAS fails if b changed since (the moves above may
+        // have changed it), and the next round searches afresh.
+        const int r = stash_insert(t, b, s.hop, kb, vb);
+        if (r == stash_placed) return status::inserted;
+        if (r == stash_retry) continue;
         if (++full_attempts < max_full_attempts) continue;
         return status::full;
       }
@@ -402,7 +482,7 @@ class hopscotch_ref {
         if (leader && !detail::hop::locked(s.hop) && !s.pending) ok = commit(b, s.hop, static_cast<unsigned>(e_off), kb, vb);
         if (t.shfl(ok, 0)) return status::inserted;
         s = search(t, b, kb);  // b changed meanwhile: is kb there now?
-        if (s.offset >= 0) {
+        if (s.found()) {
           release(t, e);
           if (!or_assign) return status::found;
           break;  // assign through the outer loop
@@ -416,9 +496,13 @@ class hopscotch_ref {
   static constexpr int max_full_attempts = 3;  // fresh looks before reporting full
   static constexpr int max_crowded_attempts = 64;  // looks while other operations' claims are in sight
   static constexpr int max_holes = 4;          // free slots tried per look when holes get stuck
+  static constexpr int stash_placed = 0, stash_full = 1, stash_retry = 2;
+  static constexpr std::uint64_t stash_salt = 0x5bd1e9955bd1e995ull;  // the stash hash's seed differs from the home hash's
 
   slot_type* slots_ = nullptr;
+  slot_type* stash_ = nullptr;  // storage_slots(capacity) - capacity slots after the table
   std::size_t mask_ = 0;
+  std::size_t stash_mask_ = 0;
   unsigned h_ = 32;
   key_bits empty_ = 0;
   key_bits claimed_ = 1;

@@ -10,15 +10,19 @@
 #include "warpkv/core/key_value.hpp"
 #include "warpkv/core/table_passes.hpp"
 #include "warpkv/hopscotch/detail/hop_word.hpp"
+#include "warpkv/hopscotch/detail/stash.hpp"
 
 namespace warpkv::detail {
 
-/// Host-side structural check of a quiescent table: every bitmap bit names a slot holding a
-/// key homed at that bucket, every key is named by exactly one bit, no lock is held, no key
-/// appears twice, and the number of keys is `size`.
+/// Host-side structural check of a quiescent table (`slots`: the table, then its stash): every
+/// bitmap bit names a slot holding a key homed at that bucket, every key in the table is named by
+/// exactly one bit, every stash key sits in its stash window and its home bucket has the overflow
+/// flag, no lock is held, no slot is claimed, no key appears twice, and the number of keys is `size`.
 template <class Ref, class Slot>
 std::string validate_table(const Ref& ref, const std::vector<Slot>& slots, std::size_t size) {
-  const std::size_t cap = slots.size();
+  const std::size_t cap = ref.capacity();
+  if (slots.size() != Ref::storage_slots(cap)) return "storage holds " + std::to_string(slots.size()) + " slots, expected " +
+                                                      std::to_string(Ref::storage_slots(cap));
   const auto empty = to_bits(ref.empty_key());
   const auto claimed = to_bits(ref.claimed_key());
   std::vector<unsigned char> named(cap, 0);
@@ -44,6 +48,18 @@ std::string validate_table(const Ref& ref, const std::vector<Slot>& slots, std::
     if (kb == empty) continue;
     if (kb == claimed) return "slot " + std::to_string(i) + " is still claimed between batches";
     if (!named[i]) return "slot " + std::to_string(i) + " holds a key no bitmap names";
+    ++keys;
+    seen.push_back(kb);
+  }
+  const std::size_t stash = slots.size() - cap;
+  for (std::size_t j = 0; j < stash; ++j) {
+    const auto kb = Ref::stored_key(slots[cap + j]);
+    if (kb == empty) continue;
+    const std::string where = "stash slot " + std::to_string(j);
+    if (kb == claimed) return where + " is still claimed between batches";
+    const auto k = from_bits<typename Ref::key_type>(kb);
+    if (((j - ref.stash_home(k)) & (stash - 1)) >= stash_window) return where + " lies outside its key's stash window";
+    if (!hop::overflowed(slots[ref.home(k)].meta)) return where + " holds a key whose home bucket has no overflow flag";
     ++keys;
     seen.push_back(kb);
   }
