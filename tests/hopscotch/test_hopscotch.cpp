@@ -183,6 +183,7 @@ void stash_round_trip(const execution& ex) {
   for (auto s : map.insert(keys, values)) ASSERT_EQ(s, status::inserted);
   ASSERT_EQ(map.rehash_count(), 0u) << "the stash should have taken the keys the neighborhood could not";
   ASSERT_EQ(map.size(), keys.size());
+  EXPECT_GE(map.stashed(), keys.size() - 32);
   ASSERT_EQ(map.validate(), "");
   const auto expect_values = [&](const std::vector<V>& want, std::size_t erased_below) {
     std::vector<V> out;

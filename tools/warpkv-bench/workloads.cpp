@@ -154,6 +154,13 @@ std::size_t table_bytes(const warpkv::hopscotch_map<K, V, T>& m) {
   using map_t = warpkv::hopscotch_map<K, V, T>;
   return map_t::ref_type::storage_slots(m.capacity()) * sizeof(typename map_t::slot_type);
 }
+/// Keys in a hopscotch map's stash (what displacement could not place); the other maps have none.
+template <class Map>
+void describe_overflow(record&, const Map&) {}
+template <class K, class V, int T>
+void describe_overflow(record& r, const warpkv::hopscotch_map<K, V, T>& m) {
+  r.set("stashed_keys", m.stashed());
+}
 template <class K, class V, int T>
 std::size_t table_bytes(const warpkv::cuckoo_map<K, V, T>& m) {
   return m.capacity() * sizeof(typename warpkv::cuckoo_map<K, V, T>::slot_type) +
@@ -353,6 +360,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
       r.set("repeats", repeats).set("input_sets", sets);
       r.set("slot_bytes", slot_bytes);
       r.set("table_bytes", table_bytes(*map));
+      describe_overflow(r, *map);
       const timing_stats t = summarize(ms);
       add_timing(r, t, n);
       r.set("ceiling_gops", ceiling).set("ceiling_note", "H100 reference: random 32-byte reads (find), 8-byte CAS (insert)");

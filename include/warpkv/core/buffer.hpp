@@ -94,9 +94,10 @@ class buffer {
     require(n <= n_, "n", "copy larger than the buffer");
     copy(p_, src, n, true);
   }
-  /// Copies the first n elements to host memory and waits for them.
-  void copy_to_host(T* dst, std::size_t n) const {
-    copy_to_host_async(dst, n);
+  /// Copies n elements, from element `from` on, to host memory and waits for them.
+  void copy_to_host(T* dst, std::size_t n, std::size_t from = 0) const {
+    require(from <= n_ && n <= n_ - from, "n", "copy past the end of the buffer");
+    copy(dst, p_ + from, n, false);
     synchronize(ex_);
   }
   /// The same, stream-ordered without waiting (the host backend copies at once): `dst` is valid

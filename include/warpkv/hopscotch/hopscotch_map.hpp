@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "warpkv/core/bulk_map.hpp"
 #include "warpkv/hopscotch/detail/storage_ops.hpp"
@@ -49,6 +50,7 @@ class hopscotch_map
 
  public:
   using typename base::ref_type;
+  using typename base::slot_type;
   static constexpr const char* map_name = "hopscotch_map";
 
   /// A map with room for at least `capacity_hint` keys at the configured maximum load factor.
@@ -64,6 +66,16 @@ class hopscotch_map
   [[nodiscard]] ref_type ref() const {
     return ref_type(this->slots_.data(), this->capacity_, this->cfg_.neighborhood, this->empty_, this->seed_,
                     this->cfg_.max_probe);
+  }
+
+  /// Keys that live in the stash: those hopscotch displacement could not place (a diagnostic; it
+  /// copies the stash, capacity/64 slots, to the host). Call between batches.
+  [[nodiscard]] std::size_t stashed() const {
+    std::vector<slot_type> stash(ref_type::storage_slots(this->capacity_) - this->capacity_);
+    this->slots_.copy_to_host(stash.data(), stash.size(), this->capacity_);
+    std::size_t keys = 0;
+    for (const slot_type& s : stash) keys += ref_type::stored_key(s) != to_bits(this->empty_) ? 1 : 0;
+    return keys;
   }
 
   /// Debug aid (copies the table to the host): checks every structural invariant and returns

@@ -408,6 +408,7 @@ class hopscotch_ref {
     const std::size_t b = home_bits(kb);
     const bool leader = t.thread_rank() == 0;
     int full_attempts = 0, crowded_attempts = 0, waits = 0;
+    bool stuck = false;  // displacement failed once: later rounds go from the neighborhood straight to the stash
     for (;;) {
       snapshot s = search(t, b, kb);
       if (s.found()) {
@@ -436,9 +437,11 @@ class hopscotch_ref {
       }
       // Slow path: claim a free slot beyond the neighborhood and hop it back toward b. When
       // the hole gets stuck (no bucket in its window has a member before it), try the next free
-      // slot further out: its window may be open.
+      // slot further out: its window may be open. Once that failed, retries (a stash CAS lost to
+      // another writer of b) skip it: re-running the whole walk per retry made inserts of many
+      // colliding keys quadratic, and the stash is always a valid place for kb.
       long e_off = -1;
-      int holes = 0;
+      int holes = stuck ? max_holes : 0;
       for (std::size_t from = h_; from < max_probe_ && holes < max_holes; ++holes) {
         off = claim_empty(t, b, from, max_probe_, kb, &crowded);
         if (off < 0) break;
@@ -463,16 +466,20 @@ class hopscotch_ref {
         // Claims of concurrent operations are transient and can hide free slots (on a GPU a herd
         // of inserts can claim a small table's every free slot at once): while others' claims
         // are in sight, back off and look again; report full only after fresh looks without them.
-        if (crowded && ++crowded_attempts < max_crowded_attempts) {
+        if (!stuck && crowded && ++crowded_attempts < max_crowded_attempts) {
           backoff(crowded_attempts);
           continue;
         }
         // Stuck for good: the stash takes kb. The loop's top check saw b unlocked and nothing
         // pending in s.hop; stash_insert's CAS fails if b changed since (the moves above may
         // have changed it), and the next round searches afresh.
+        stuck = true;
         const int r = stash_insert(t, b, s.hop, kb, vb);
         if (r == stash_placed) return status::inserted;
-        if (r == stash_retry) continue;
+        if (r == stash_retry) {
+          backoff(++waits);
+          continue;
+        }
         if (++full_attempts < max_full_attempts) continue;
         return status::full;
       }
