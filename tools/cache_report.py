@@ -45,6 +45,19 @@ def table(header, rows):
     return "\n".join(lines)
 
 
+def refused_sets(r):
+    """memcached rows: sets refused for lack of memory after the client's retries, in the load and
+    the run phase (client-counted: sets with a reply), and the server's store_no_memory (every
+    refusal, retries and noreply sets included). '-' for other structures, '?' for rows written
+    before these fields existed (their refusals were counted as failures)."""
+    if r.get("structure") != "memcached":
+        return "-"
+    keys = ("memcached_load_sets_refused", "memcached_run_sets_refused", "memcached_server_store_no_memory")
+    if not all(k in r for k in keys):
+        return "?"
+    return " / ".join(str(r[k]) for k in keys)
+
+
 def ycsb_tables(recs):
     out = []
     dev = [r for r in recs if r.get("workload") == "cache-ycsb" and r.get("structure") == "kv_cache"]
@@ -72,9 +85,10 @@ def ycsb_tables(recs):
             if r.get("memcached_pipelined_sets"):
                 name += " (pipelined sets)"
             rows.append([trace_name(r), pct(r["capacity_fraction"]), name, r.get("threads", ""), f"{r.get('mops', 0):.3f}",
-                         f"{r['hit_ratio']:.4f}", r.get("verified", "")])
+                         f"{r['hit_ratio']:.4f}", refused_sets(r), r.get("verified", "")])
         out.append("### CPU baselines on the same traces\n\n" + table(
-            ["trace", "capacity", "structure", "threads", "M ops/s", "hit", "verified"], rows))
+            ["trace", "capacity", "structure", "threads", "M ops/s", "hit", "refused sets (load / run / server)", "verified"],
+            rows))
     return out
 
 

@@ -15,6 +15,22 @@
 // --memcached-pipelined-sets: the sets are buffered and sent with noreply (flushed before each
 // multi-get and at the end of each group), memcached's heavy-batching mode; set errors are then
 // not seen by the client (the values read back are still verified).
+// Refused sets: under memory pressure memcached may refuse a set with "SERVER_ERROR out of memory
+// storing object" (libmemcached: MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE, which records no
+// error message, so the connection's last message still reads "SUCCESS"). Its item allocation
+// (items.c, do_item_alloc_pull) tries 10 times to evict from the LRU tail and gives up when other
+// worker threads keep winning the freed chunks or hold the tail items: a race that needs many
+// server threads running at once (seen on the 16-core GPU machine with -t 16 and 16 clients, not
+// on 2 cores), or always with -M (no eviction) once memory is full. memcached then unlinks the
+// key's old value, so the key reads as a miss: a cache may do that. The client retries such a set
+// up to max_set_retries times (as a real client would), then counts it as refused (load or run
+// phase) rather than as a failure; any other error is a failure. A refused insert-on-miss does not
+// make the key's later reads in the same multi-get hits. The server's own count (stats
+// store_no_memory) is reported too: it also sees the refused noreply sets of pipelined mode.
+// $WARPKV_MEMCACHED_ARGS: extra arguments for the auto server (e.g. -M, as the smoke test of the
+// refused-set path uses). $WARPKV_MEMCACHED_FAULT=wrong-value: every load set stores the value of
+// the next record, so that any hit returns a wrong value and verification must fail (the smoke
+// test that proves it still does).
 // Verification: every value carries its record number, a writer tag and bytes derived from both,
 // so a hit for the wrong key or with torn bytes is counted as a failure (as is any libmemcached
 // error); the caller turns failures into exit code 1.
@@ -34,6 +50,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -128,12 +145,13 @@ bool accepts(int port) {
 /// A memcached child process on 127.0.0.1, stopped by the destructor.
 class memcached_child {
  public:
-  memcached_child(std::size_t memory_mb, unsigned threads) {
+  memcached_child(std::size_t memory_mb, unsigned threads, const std::vector<std::string>& extra_args) {
     const std::string bin = find_binary();
     port_ = free_loopback_port();
     std::vector<std::string> args{bin, "-l", "127.0.0.1", "-p", std::to_string(port_), "-U", "0",
                                   "-m", std::to_string(memory_mb), "-t", std::to_string(threads), "-c", "4096"};
     if (::geteuid() == 0) args.insert(args.end(), {"-u", "root"});  // memcached refuses root without -u
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -204,22 +222,39 @@ class client {
   memcached_st* m_;
 };
 
-/// One server statistic (memcached_stat_get_value), 0 when absent.
-u64 server_stat(const client& c, const char* name, std::string* text = nullptr) {
-  memcached_return_t rc;
-  memcached_stat_st* st = memcached_stat(c.get(), nullptr, &rc);
-  if (st == nullptr || rc != MEMCACHED_SUCCESS) {
-    if (st) memcached_stat_free(c.get(), st);
-    throw std::runtime_error("--memcached: stats failed: " + c.error(rc));
+/// One server statistic of `stats`, 0 when absent. Through memcached_stat_execute, which hands
+/// over every line: memcached_stat_get_value knows only a fixed list of names and answers 0 for
+/// the others (store_no_memory among them).
+u64 server_stat(const client& c, const char* name) {
+  struct wanted {
+    const char* name;
+    u64 value = 0;
+  } w{name};
+  const memcached_return_t rc = memcached_stat_execute(
+      c.get(), nullptr,
+      [](const memcached_instance_st*, const char* key, size_t key_length, const char* value, size_t value_length,
+         void* context) -> memcached_return_t {
+        auto* x = static_cast<wanted*>(context);
+        if (key_length == std::strlen(x->name) && std::memcmp(key, x->name, key_length) == 0)
+          x->value = std::strtoull(std::string(value, value_length).c_str(), nullptr, 10);
+        return MEMCACHED_SUCCESS;
+      },
+      &w);
+  if (rc != MEMCACHED_SUCCESS) throw std::runtime_error("--memcached: stats failed: " + c.error(rc));
+  return w.value;
+}
+
+/// $WARPKV_MEMCACHED_ARGS split at blanks (no quoting).
+std::vector<std::string> extra_server_args() {
+  std::vector<std::string> out;
+  const char* e = std::getenv("WARPKV_MEMCACHED_ARGS");
+  for (const char* p = e ? e : ""; *p != '\0';) {
+    while (*p == ' ' || *p == '\t') ++p;
+    const char* q = p;
+    while (*q != '\0' && *q != ' ' && *q != '\t') ++q;
+    if (q != p) out.emplace_back(p, q);
+    p = q;
   }
-  char* v = memcached_stat_get_value(c.get(), st, name, &rc);
-  u64 out = 0;
-  if (v != nullptr) {
-    if (text) *text = v;
-    out = std::strtoull(v, nullptr, 10);
-    std::free(v);
-  }
-  memcached_stat_free(c.get(), st);
   return out;
 }
 
@@ -234,6 +269,32 @@ struct failure_log {
     }
   }
 };
+
+/// Sets refused for lack of memory and the retries they took, per client thread.
+struct refusals {
+  u64 refused = 0, retries = 0;
+};
+
+/// memcached_set, sent again up to max_retries times while the server refuses it for lack of
+/// memory. True when stored (or buffered, for noreply sets); false when still refused (counted in
+/// k) or failed for any other reason (counted in fail, `what` names the set).
+bool store(const client& c, const std::string& key, const char* v, std::size_t n, unsigned max_retries, refusals& k,
+           failure_log& fail, const char* what) {
+  for (unsigned attempt = 0;; ++attempt) {
+    const auto rc = memcached_set(c.get(), key.data(), key.size(), v, n, 0, 0);
+    if (rc == MEMCACHED_SUCCESS) return true;
+    if (rc != MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE) {
+      fail.add(std::string(what) + ": " + c.error(rc));
+      return false;
+    }
+    if (attempt == max_retries) {
+      ++k.refused;
+      return false;
+    }
+    ++k.retries;
+    std::this_thread::yield();  // the refusal is a lost race for an evicted chunk: try again at once
+  }
+}
 
 }  // namespace
 
@@ -265,7 +326,9 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
   if (cfg.target == "auto") {
     res.memory_mb = memcached_memory_mb(cfg.capacity, cfg.key_bytes, cfg.value_bytes, &res.item_bytes);
     res.server_threads = cfg.server_threads ? cfg.server_threads : hw;
-    child = std::make_unique<memcached_child>(res.memory_mb, res.server_threads);
+    const std::vector<std::string> extra = extra_server_args();
+    for (const auto& a : extra) res.server_extra_args += (res.server_extra_args.empty() ? "" : " ") + a;
+    child = std::make_unique<memcached_child>(res.memory_mb, res.server_threads, extra);
     port = child->port();
   } else {
     const auto colon = cfg.target.rfind(':');
@@ -295,6 +358,15 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
 
   failure_log fail;
   const std::size_t vb = cfg.value_bytes;
+  const char* fault = std::getenv("WARPKV_MEMCACHED_FAULT");
+  const bool wrong_values = fault != nullptr && std::strcmp(fault, "wrong-value") == 0;
+  if (fault != nullptr && *fault != '\0' && !wrong_values)
+    throw std::runtime_error(std::string("--memcached: unknown $WARPKV_MEMCACHED_FAULT=") + fault + " (known: wrong-value)");
+  if (wrong_values)
+    std::fprintf(stderr, "memcached: WARPKV_MEMCACHED_FAULT=wrong-value: every load set stores the next record's value "
+                         "(verification must fail)\n");
+  const u64 no_memory_before = server_stat(control, "store_no_memory");
+  std::atomic<u64> refused{0}, retries{0};
   // load phase (untimed): records [0, load_records), split over the client threads
   {
     std::vector<std::jthread> pool;
@@ -302,14 +374,16 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
       pool.emplace_back([&, w] {
         client c(host, port);
         std::vector<char> v(vb);
+        refusals k;
         for (u64 r = w; r < tv.load_records; r += res.client_threads) {
-          fill_value(r, 0, v.data(), vb);
-          if (const auto rc = memcached_set(c.get(), keys[r].data(), keys[r].size(), v.data(), vb, 0, 0);
-              rc != MEMCACHED_SUCCESS)
-            fail.add("load set: " + c.error(rc));
+          fill_value(wrong_values ? r + 1 : r, 0, v.data(), vb);
+          store(c, keys[r], v.data(), vb, cfg.max_set_retries, k, fail, "load set");
         }
+        refused += k.refused;
+        retries += k.retries;
       });
   }
+  res.load_sets_refused = refused.exchange(0);
   res.items_after_load = server_stat(control, "curr_items");
   const u64 evictions_before = server_stat(control, "evictions");
 
@@ -332,6 +406,7 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         std::vector<std::size_t> kl;
         std::vector<u64> order;
         u64 my_reads = 0, my_hits = 0;
+        refusals k;
         std::vector<std::size_t> writes;          // writes of the batch not yet sent, in trace order
         std::unordered_set<u64> written;          // their records
         std::size_t batch_no = 0;
@@ -351,7 +426,8 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
               if (vlen >= 8) std::memcpy(&r, val, 8);
               const auto it = want.find(r);
               if (it == want.end() || keys[r].size() != key_len || std::memcmp(keys[r].data(), key, key_len) != 0) {
-                fail.add("multi-get returned key '" + std::string(key, key_len) + "' with a value of an unrequested record");
+                fail.add("wrong value: multi-get returned for key '" + std::string(key, key_len) +
+                         "' a value that does not belong to that key");
               } else if (std::string e = check_value(r, val, vlen, vb); !e.empty()) {
                 fail.add(e);
               } else if (it->second != 0) {
@@ -361,19 +437,17 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
             }
             if (rc != MEMCACHED_END && rc != MEMCACHED_SUCCESS && rc != MEMCACHED_NOTFOUND)
               fail.add(std::string("fetch: ") + memcached_strerror(m, rc));
-            for (const u64 r : order)  // insert on a read miss; the key's later reads in the group hit it
+            // insert on a read miss; the key's later reads in the group hit it, unless the insert
+            // was refused (they would have missed too)
+            for (const u64 r : order)
               if (const std::uint32_t n = want[r]; n != 0) {
-                my_hits += n - 1;
                 fill_value(r, 1 + batch_no, v.data(), vb);
-                if (const auto rc = memcached_set(m, keys[r].data(), keys[r].size(), v.data(), vb, 0, 0); rc != MEMCACHED_SUCCESS)
-                  fail.add("set: " + clients[w]->error(rc));
+                if (store(*clients[w], keys[r], v.data(), vb, cfg.max_set_retries, k, fail, "set")) my_hits += n - 1;
               }
           }
           for (const std::size_t i : writes) {
             fill_value(recs[i], 1 + i, v.data(), vb);
-            if (const auto rc = memcached_set(m, keys[recs[i]].data(), keys[recs[i]].size(), v.data(), vb, 0, 0);
-                rc != MEMCACHED_SUCCESS)
-              fail.add("set: " + clients[w]->error(rc));
+            store(*clients[w], keys[recs[i]], v.data(), vb, cfg.max_set_retries, k, fail, "set");
           }
           if (cfg.pipelined_sets)
             if (const auto rc = memcached_flush_buffers(m); rc != MEMCACHED_SUCCESS) fail.add("flush: " + clients[w]->error(rc));
@@ -407,12 +481,24 @@ memcached_run_result run_memcached_ycsb(const memcached_run_config& cfg, const m
         memcached_result_free(&result);
         reads += my_reads;
         hits += my_hits;
+        refused += k.refused;
+        retries += k.retries;
       });
   }
   res.ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
   res.reads = reads.load();
   res.read_hits = hits.load();
   res.evictions = server_stat(control, "evictions") - evictions_before;
+  res.run_sets_refused = refused.load();
+  res.set_retries = retries.load();
+  res.server_store_no_memory = server_stat(control, "store_no_memory") - no_memory_before;
+  std::fprintf(stderr,
+               "memcached: sets refused for lack of memory (after %u retries): %llu in the load, %llu in the run; retries %llu; "
+               "server store_no_memory %llu%s%s\n",
+               cfg.max_set_retries, static_cast<unsigned long long>(res.load_sets_refused),
+               static_cast<unsigned long long>(res.run_sets_refused), static_cast<unsigned long long>(res.set_retries),
+               static_cast<unsigned long long>(res.server_store_no_memory),
+               res.server_extra_args.empty() ? "" : "; extra server args: ", res.server_extra_args.c_str());
   res.failures = fail.count.load();
   res.first_failure = fail.first;
   return res;

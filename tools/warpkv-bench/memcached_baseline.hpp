@@ -21,6 +21,7 @@ struct memcached_run_config {
   std::size_t key_bytes = 24;    ///< for the -m computation
   std::size_t value_bytes = 100; ///< bytes of every value written
   bool pipelined_sets = false;   ///< buffer the sets and send them with noreply (no round trip each)
+  unsigned max_set_retries = 3;  ///< retries of a set refused for lack of memory, then it counts as refused
 };
 
 /// One YCSB run phase: op i reads (get, insert on a miss) or writes (set) record records[i];
@@ -36,6 +37,16 @@ struct memcached_run_result {
   double ms = 0;                  ///< wall time of the run phase (all client threads)
   std::uint64_t ops = 0, reads = 0, read_hits = 0;
   std::uint64_t failures = 0;     ///< wrong/torn values, unexpected keys, errors of libmemcached
+  /// Sets memcached refused for lack of memory ("SERVER_ERROR out of memory storing object",
+  /// MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE) after max_set_retries retries: not failures. A
+  /// refused set leaves the key absent (memcached unlinks its old value), so it reads as a miss.
+  /// Counted by the client, i.e. only sets with a reply (not the noreply sets of pipelined_sets).
+  std::uint64_t load_sets_refused = 0, run_sets_refused = 0;
+  std::uint64_t set_retries = 0;  ///< sets sent again after such a refusal (load and run)
+  /// The server's own count (stats store_no_memory, load and run, retries included): the
+  /// refusals of noreply sets too, which no client sees.
+  std::uint64_t server_store_no_memory = 0;
+  std::string server_extra_args;  ///< $WARPKV_MEMCACHED_ARGS appended to the auto server's command
   std::string first_failure;      ///< the first failure, for the message
   std::string version;            ///< memcached's version (from the server)
   std::size_t memory_mb = 0;      ///< -m (auto) or the server's limit_maxbytes in MiB
