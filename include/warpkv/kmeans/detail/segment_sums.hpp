@@ -10,9 +10,10 @@
 //   3. scatter: point i takes slot offsets[label_i] + a per-cluster cursor's fetch_add, so
 //      `order` lists the points cluster by cluster (the order inside a cluster is whatever the
 //      atomics decide: it does not matter, see 4);
-//   4. segment pass: a tile of 32 lanes walks `piece` consecutive slots of `order`, its lanes
-//      striding the dimensions, and adds fixed-point terms in registers; it flushes them (one
-//      atomic per dimension) when the cluster changes and at the end of its piece.
+//   4. segment pass: a tile of 32 lanes walks `piece` consecutive slots of `order`, 8 at a time
+//      (indices, labels and row values loaded ahead), its lanes striding the dimensions, and adds
+//      fixed-point terms in registers; it flushes them (one atomic per dimension) when the
+//      cluster changes and at the end of its piece.
 // The sums are 64-bit fixed-point integers (fixed_point.hpp): integer addition is associative,
 // so the result is bit-identical to the per-point atomics whatever the order inside a cluster
 // and whichever tile adds what (the tests compare the two paths bit for bit).
@@ -56,9 +57,13 @@ struct scatter_body {
 };
 
 /// Step 4: the fixed-point sums of the points in slots [q * piece, (q + 1) * piece) of `order`.
+/// Slots are taken `batch` at a time: their indices, then their labels and row values are loaded
+/// into registers before any is added (independent loads the GPU overlaps; one point at a time
+/// would chain three memory latencies per point: slot, label, row).
 struct segment_sum_body {
   static constexpr std::size_t piece = 256;  ///< slots per tile
   static constexpr unsigned regs = 4;        ///< dimensions per lane per sweep (d <= 128: one sweep)
+  static constexpr unsigned batch = 8;       ///< slots loaded ahead
   const float* points;                       ///< n x d
   unsigned d;
   const std::int32_t* labels;  ///< n
@@ -82,17 +87,32 @@ struct segment_sum_body {
     for (unsigned j0 = 0; j0 < d; j0 += lanes * regs) {
       std::uint64_t acc[regs] = {};
       auto cur = static_cast<std::size_t>(labels[order[begin]]);
-      for (std::size_t s = begin; s < end; ++s) {
-        const std::size_t i = order[s];
-        const auto c = static_cast<std::size_t>(labels[i]);
-        if (c != cur) {
-          flush(cur, acc, j0, lane, lanes);
-          cur = c;
+      for (std::size_t s0 = begin; s0 < end; s0 += batch) {
+        const unsigned m = end - s0 < batch ? static_cast<unsigned>(end - s0) : batch;
+        std::size_t idx[batch];
+        std::size_t lab[batch];
+        float x[batch][regs];
+        WARPKV_KMEANS_UNROLL
+        for (unsigned b = 0; b < batch; ++b) idx[b] = b < m ? order[s0 + b] : order[s0];
+        WARPKV_KMEANS_UNROLL
+        for (unsigned b = 0; b < batch; ++b) {
+          lab[b] = static_cast<std::size_t>(labels[idx[b]]);
+          WARPKV_KMEANS_UNROLL
+          for (unsigned r = 0; r < regs; ++r) {
+            const unsigned j = j0 + lane + r * lanes;
+            x[b][r] = j < d ? points[idx[b] * d + j] : 0.0f;
+          }
         }
-        const float* x = points + i * d;
-        for (unsigned r = 0; r < regs; ++r) {
-          const unsigned j = j0 + lane + r * lanes;
-          if (j < d) acc[r] += to_fixed(static_cast<double>(x[j]) * scale);
+        WARPKV_KMEANS_UNROLL
+        for (unsigned b = 0; b < batch; ++b) {  // unrolled with a guard: x[b] stays in registers
+          if (b < m) {
+            if (lab[b] != cur) {
+              flush(cur, acc, j0, lane, lanes);
+              cur = lab[b];
+            }
+            WARPKV_KMEANS_UNROLL
+            for (unsigned r = 0; r < regs; ++r) acc[r] += to_fixed(static_cast<double>(x[b][r]) * scale);
+          }
         }
       }
       flush(cur, acc, j0, lane, lanes);
