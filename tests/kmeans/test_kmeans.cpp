@@ -294,11 +294,117 @@ TEST(Kmeans, MatchesSequentialLloydOnRandomBlobs) {
 }
 
 TEST(Kmeans, GlobalAccumulationPathMatchesReference) {
-  // k x d too large for per-block shared accumulators: blocks add to global sums directly.
+  // k x d too large for per-block shared accumulators: automatic sums by segments
+  // (SegmentSumsEqualPerPointAtomicsBitForBit checks the global atomics give the same bits).
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   for (int s = 0; s < scaled(2, 1); ++s)
     expect_matches_reference(ex, 900, 48, 150, 8.0, 100 + static_cast<std::uint64_t>(s), smem_layout::padded_odd);
+}
+
+TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
+  // The two ways of adding the sums (params.accumulation) give the same fixed-point integers,
+  // hence bit-identical fits: per-block shared copies (small k x d), global atomics (large),
+  // the GEMM path, tf32, d > 128 (two sweeps of the segment pass), n not a multiple of its
+  // 256-slot pieces, and empty clusters (k = 60 on 12 distinct points).
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  using kmeans::accumulation_method;
+  struct shape {
+    std::size_t n, d, k;
+    kmeans::distance_method distance;
+    kmeans::distance_precision precision;
+    bool automatic_segments;  ///< what automatic should pick
+  };
+  const shape shapes[] = {
+      {1000, 5, 7, kmeans::distance_method::fused, kmeans::distance_precision::fp32, false},
+      {900, 48, 150, kmeans::distance_method::fused, kmeans::distance_precision::fp32, true},
+      {700, 130, 20, kmeans::distance_method::fused, kmeans::distance_precision::fp32, false},
+      {900, 48, 150, kmeans::distance_method::fused, kmeans::distance_precision::tf32, true},
+      {600, 37, 12, kmeans::distance_method::gemm, kmeans::distance_precision::fp32, true},
+  };
+  for (const shape& sh : shapes) {
+    SCOPED_TRACE("n=" + std::to_string(sh.n) + " d=" + std::to_string(sh.d) + " k=" + std::to_string(sh.k));
+    const blobs b = make_blobs(sh.n, sh.d, sh.k, 5.0, sh.d + sh.k);
+    kmeans::params p;
+    p.exec = ex;
+    p.seed = 8;
+    p.init = init_method::random;  // k-means++ would take k passes; the init is not what is tested
+    p.max_iter = 3;
+    p.tol = 0;
+    p.distance = sh.distance;
+    p.precision = sh.precision;
+    const auto automatic = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
+    p.accumulation = accumulation_method::atomics;
+    const auto atomics = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
+    p.accumulation = accumulation_method::segments;
+    const auto segments = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
+    EXPECT_EQ(automatic.accumulation, sh.automatic_segments ? accumulation_method::segments : accumulation_method::atomics);
+    EXPECT_EQ(atomics.accumulation, accumulation_method::atomics);
+    EXPECT_EQ(segments.accumulation, accumulation_method::segments);
+    EXPECT_EQ(segments.centroids, atomics.centroids);
+    EXPECT_EQ(segments.labels, atomics.labels);
+    EXPECT_EQ(segments.inertia_history, atomics.inertia_history);
+    EXPECT_EQ(segments.iterations, atomics.iterations);
+    EXPECT_EQ(automatic.centroids, atomics.centroids);
+  }
+  std::vector<float> x;  // 12 distinct points, 60 clusters: most clusters stay empty
+  for (int i = 0; i < 300; ++i) x.insert(x.end(), {static_cast<float>(i % 12), static_cast<float>(i % 12 / 4)});
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::random;
+  p.max_iter = 5;
+  p.accumulation = accumulation_method::atomics;
+  const auto atomics = kmeans::fit(x, 300, 2, 60, p);
+  p.accumulation = accumulation_method::segments;
+  const auto segments = kmeans::fit(x, 300, 2, 60, p);
+  EXPECT_EQ(segments.centroids, atomics.centroids);
+  EXPECT_EQ(segments.labels, atomics.labels);
+  for (float v : segments.centroids) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST(Kmeans, SegmentPassSumsEveryClusterExactly) {
+  // detail::segment_summer alone, against the fixed-point sums computed here: one cluster
+  // spanning many 256-slot pieces, one point alone, clusters with no point, d = 70 (lanes with
+  // three dimensions and lanes with two).
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = 1500, d = 70, k = 6;
+  const blobs b = make_blobs(n, d, 3, 4.0, 21);
+  std::vector<std::int32_t> labels(n, 3);
+  labels[778] = 0;  // alone in cluster 0 (778 is not a multiple of 7)
+  for (std::size_t i = 0; i < n; i += 7) labels[i] = 5;
+  std::vector<std::uint64_t> counts(k, 0), want(k * d, 0);
+  const double scale = detail::fixed_scale(20.0, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<std::size_t>(labels[i]);
+    ++counts[c];
+    for (std::size_t j = 0; j < d; ++j) want[c * d + j] += detail::to_fixed(static_cast<double>(b.points[i * d + j]) * scale);
+  }
+  buffer<float> pts = buffer<float>::from_host(std::span<const float>(b.points), ex);
+  buffer<std::int32_t> lab = buffer<std::int32_t>::from_host(std::span<const std::int32_t>(labels), ex);
+  buffer<std::uint64_t> cnt = buffer<std::uint64_t>::from_host(std::span<const std::uint64_t>(counts), ex);
+  buffer<std::uint64_t> sums(k * d, ex);
+  detail::fill_zero(ex, sums.data(), k * d);
+  detail::assign_args a;
+  a.points = pts.data();
+  a.n = n;
+  a.d = d;
+  a.k = k;
+  a.labels = lab.data();
+  a.counts = cnt.data();
+  a.sums = sums.data();
+  a.sum_scale = scale;
+  detail::segment_summer summer(ex, n, k);
+  summer.run(a);
+  EXPECT_EQ(sums.to_vector(), want);
+  summer.run(a);  // a second run adds the same sums again (the cursors start from zero again)
+  for (auto& v : want) v *= 2;
+  EXPECT_EQ(sums.to_vector(), want);
+  counts[0] = 0;  // counts that do not add up to n are refused, not trusted
+  buffer<std::uint64_t> bad = buffer<std::uint64_t>::from_host(std::span<const std::uint64_t>(counts), ex);
+  a.counts = bad.data();
+  expect_invalid([&] { summer.run(a); }, "counts");
 }
 
 TEST(Kmeans, BothLayoutsGiveIdenticalResults) {
@@ -382,9 +488,45 @@ TEST(Kmeans, EmptyClusterIsReseededWithTheFarthestPoint) {
   EXPECT_NEAR(c[0], 0.02f, 1e-5);
   EXPECT_NEAR(c[1], 10.02f, 1e-4);
   EXPECT_EQ(c[2], 40.0f);
-  EXPECT_EQ(r.labels[100], r.labels[100]);
+  EXPECT_GE(r.reseeded, 1u);  // the -1000 centroid had no point in the first assignment
   EXPECT_NE(r.labels[100], r.labels[0]);
   EXPECT_NE(r.labels[100], r.labels[50]);
+}
+
+TEST(Kmeans, FarthestPointsOnDeviceAndHostAgreeWithASort) {
+  // The empty-cluster donors: farthest first, ties to the lower index. Few picks run one device
+  // pass each, many copy the distances to the host; force each path and compare both with a
+  // full sort. Distances come from a small set (many ties) and n is not a multiple of the
+  // pass's 1024-point chunk; -0 must count as +0.
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = 5000;
+  std::vector<float> dist(n);
+  for (std::size_t i = 0; i < n; ++i) dist[i] = static_cast<float>((i * 2654435761u >> 7) % 37) * 0.25f;
+  dist[4321] = 100.0f;  // the farthest, in the last chunk
+  dist[17] = 100.0f;    // ... tied with a lower index, which must come first
+  dist[3] = -0.0f;
+  dist[2] = 0.0f;
+  std::vector<std::uint32_t> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(want.begin(), want.end(), [&](std::uint32_t x, std::uint32_t y) { return dist[x] > dist[y]; });
+  ASSERT_EQ(want[0], 17u);
+  ASSERT_EQ(want[1], 4321u);
+  buffer<float> d = buffer<float>::from_host(std::span<const float>(dist), ex);
+  for (std::size_t take : {std::size_t{1}, std::size_t{7}, std::size_t{20}, n}) {
+    for (std::size_t max_passes : {std::size_t{0}, n}) {  // host sort / device passes
+      if (max_passes == n && take > 200) continue;          // n device passes: correct but slow under TSan
+      const auto got = detail::farthest_points(ex, d.data(), n, take, max_passes);
+      ASSERT_EQ(got.size(), take);
+      for (std::size_t e = 0; e < take; ++e)
+        ASSERT_EQ(got[e], want[e]) << "take " << take << " max_passes " << max_passes << " pick " << e;
+    }
+  }
+  // The tail: +0 and -0 tie, so the lower index (2) comes before 3.
+  const auto all = detail::farthest_points(ex, d.data(), n, n, 0);
+  const auto pos = [&](std::uint32_t i) { return std::find(all.begin(), all.end(), i) - all.begin(); };
+  EXPECT_LT(pos(2), pos(3));
+  EXPECT_EQ(detail::farthest_points(ex, d.data(), n, n + 5).size(), n);  // never more picks than points
 }
 
 TEST(Kmeans, UserCentroidsOutsideTheDataKeepExactInertia) {
@@ -1063,6 +1205,9 @@ TEST(Kmeans, BadInputNamesTheArgument) {
   m.precision = static_cast<kmeans::distance_precision>(7);
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.precision");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0}, 1, ex, m.precision); }, "precision");
+  m = p;
+  m.accumulation = static_cast<kmeans::accumulation_method>(5);
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.accumulation");
   m = p;
   m.distance = static_cast<kmeans::distance_method>(9);
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.distance");

@@ -86,6 +86,7 @@ struct kmeans_options {
   std::string init = "random";                                   ///< random | kmeans++ | kmeans|| | auto
   std::vector<std::string> distances{"automatic"};  ///< fit paths automatic / fused (kernel) / gemm; cublas: the trial rows
   std::size_t cublas_chunk_rows = 0;                ///< points per GEMM-path chunk; 0: ~32 MiB of scores
+  std::vector<std::string> accumulations{"automatic"};  ///< params.accumulation: automatic, atomics, segments
   // Comparison mode (bench/peers/kmeans_peers.py): raw float32 files, one size.
   std::string input;        ///< n x d float32, row-major
   std::string init_file;    ///< k x d float32 initial centroids (init = user)

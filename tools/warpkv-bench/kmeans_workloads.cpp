@@ -13,7 +13,9 @@
 //                   when run with --warmup 0 --repeats 1).
 //   kmeans          warpkv::kmeans::fit on generated Gaussian blobs: ms per Lloyd iteration
 //                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the assignment
-//                   step alone, GFLOP/s; per shared-memory layout (padded = the conflict-free
+//                   step alone (with the segment pass when the sums go by segments), GFLOP/s,
+//                   the iteration's two floors (flop_floor_ms, byte_floor_ms); per --accumulation
+//                   (automatic, atomics, segments: params.accumulation) and shared-memory layout (padded = the conflict-free
 //                   default, natural = the conflicting one), distance precision (fp32; tf32 /
 //                   tf32x3 rows add their label agreement with the fp32 fit from the same init
 //                   and iterations, and after one step from fp32's centroids) and --distance path
@@ -264,6 +266,13 @@ const char* distance_name(warpkv::kmeans::distance_method m) {
   return m == distance_method::gemm ? "gemm" : m == distance_method::fused ? "fused" : "automatic";
 }
 
+warpkv::kmeans::accumulation_method parse_accumulation(const std::string& s) {
+  using warpkv::kmeans::accumulation_method;
+  if (s == "atomics") return accumulation_method::atomics;
+  if (s == "segments") return accumulation_method::segments;
+  return accumulation_method::automatic;
+}
+
 warpkv::kmeans::init_method parse_init(const std::string& s) {
   using warpkv::kmeans::init_method;
   if (s == "random") return init_method::random;
@@ -413,7 +422,10 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
       buffer<float> pts(n * d, s.ex());
       warpkv::launch<32>(s.ex(), n, warpkv::simple_body<blob_body>{{pts.data(), d, k, co.seed}});
       warpkv::synchronize(s.ex());
-      for (const std::string& layout_name : o.layouts) {
+      std::vector<std::pair<std::string, std::string>> variants;  // (layout, accumulation)
+      for (const std::string& l : o.layouts)
+        for (const std::string& m : o.accumulations) variants.emplace_back(l, m);
+      for (const auto& [layout_name, accumulation_name] : variants) {
         const smem_layout layout = layout_name == "natural" ? smem_layout::natural : smem_layout::padded_odd;
         km::params p;
         p.exec = s.ex();
@@ -421,6 +433,7 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
         p.tol = 0;
         p.layout = layout;
         p.init = parse_init(o.init);
+        p.accumulation = parse_accumulation(accumulation_name);
         km::result ref;  // the fp32 fit of --iters iterations, for the tf32 rows' agreement
         bool have_ref = false;
         for (const std::string& precision_name : ordered_precisions(o.precisions)) {
@@ -467,14 +480,20 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
             a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
             a.centre = centre.data();
-            // The assignment step of the path the fit used: the fused kernel, or SGEMM + argmin.
+            // The assignment step of the path the fit used: the fused kernel, or SGEMM + argmin,
+            // and the segment pass when the fit summed by segments.
             std::optional<warpkv::detail::gemm_assigner> by_gemm;
             if (gemm) by_gemm.emplace(s.ex(), n, d, k, !exact, o.cublas_chunk_rows);
+            std::optional<warpkv::detail::segment_summer> by_segments;
+            if (res.accumulation == km::accumulation_method::segments) by_segments.emplace(s.ex(), n, k);
             const auto kernel = summarize(s.measure(
                 repeats, [&](int) { warpkv::detail::fill_zero(s.ex(), acc.data(), acc.size()); },
                 [&](int) {
-                  if (by_gemm) by_gemm->run(a);
-                  else warpkv::detail::assign(s.ex(), layout, a, p.precision);
+                  warpkv::detail::assign_args step = a;
+                  if (by_segments) step.sums = nullptr;
+                  if (by_gemm) by_gemm->run(step);
+                  else warpkv::detail::assign(s.ex(), layout, step, p.precision);
+                  if (by_segments) by_segments->run(a);
                 }));
             // fp32 fused: subtract + fused multiply-add per element; tf32 and gemm: the x.c
             // GEMM's multiply-add (x3: three of them), the centroid norms and argmin not counted.
@@ -501,8 +520,10 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             record r = s.base("kmeans");
             r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
             r.set("precision", precision_name).set("distance", fit_distance).set("distance_used", distance_name(res.distance));
+            r.set("accumulation", accumulation_name)
+                .set("accumulation_used", res.accumulation == km::accumulation_method::segments ? "segments" : "atomics");
             if (gemm) r.set("chunk_rows", by_gemm->chunk_rows()).set("cublas_version", by_gemm->cublas_version());
-            r.set("iterations", its).set("inertia", res.inertia);
+            r.set("iterations", its).set("inertia", res.inertia).set("empty_clusters_reseeded", res.reseeded);
             r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);
             r.set("ms_per_iteration", per_iter);
             r.set("assign_kernel_median_ms", kernel.median_ms).set("assign_kernel_min_ms", kernel.min_ms);
@@ -534,6 +555,27 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
               const double point_gbs = static_cast<double>(n) * d * 4 / (kernel.median_ms * 1e6);
               r.set("dram_peak_gb_per_s", peaks.dram_gbs).set("point_read_fraction_of_dram_peak", point_gbs / peaks.dram_gbs);
               r.set("point_bytes_gb_per_s_per_iteration", static_cast<double>(n) * d * 4 / (per_iter * 1e6));
+            }
+            {
+              // The two floors of an iteration (docs/perf.md): the GEMM form's arithmetic (one
+              // multiply-add per point-centroid-dimension; x3 for tf32x3) at the card's peak, and
+              // the bytes that must move (points read once, labels and distances written once).
+              const double floor_flops = (p.precision == km::distance_precision::tf32x3 ? 3.0 : 1.0) * 2.0 *
+                                         static_cast<double>(n) * k * d;
+              const double floor_bytes = static_cast<double>(n) * d * 4 + static_cast<double>(n) * 8;
+              const double peak = exact ? peaks.fp32_gflops : peaks.tf32_gflops;
+              double floor_ms = 0;
+              if (peak > 0) {
+                floor_ms = floor_flops / (peak * 1e6);
+                r.set("flop_floor_ms", floor_ms);
+              }
+              if (peaks.dram_gbs > 0) {
+                const double byte_ms = floor_bytes / (peaks.dram_gbs * 1e6);
+                r.set("byte_floor_ms", byte_ms).set("gb_per_s_per_iteration", floor_bytes / (per_iter * 1e6));
+                r.set("fraction_of_dram_peak_per_iteration", floor_bytes / (per_iter * 1e6) / peaks.dram_gbs);
+                floor_ms = std::max(floor_ms, byte_ms);
+              }
+              if (floor_ms > 0) r.set("iteration_over_floor", per_iter / floor_ms);
             }
             if (exact) {
               if (!have_ref) {  // the first fp32 fit: the reference of the tf32 rows

@@ -39,6 +39,12 @@
 //    Deterministic as above for one GPU model and cuBLAS version (cuBLAS SGEMM is bitwise
 //    reproducible for a fixed configuration). On the host backend gemm runs the same chunks,
 //    argmin and accumulation with a plain loop for the product (the path's tests run in CI).
+//  - The per-cluster sums are 64-bit fixed-point integers either way (params.accumulation):
+//    atomics adds each point's coordinates with atomics (into a per-block shared copy when
+//    k x d + k + 1 words fit in 48 KiB); segments (automatic's choice when they do not fit, and
+//    on the gemm path) groups the points by cluster after the assignment and sums each segment in
+//    registers, one atomic per dimension per segment (detail/segment_sums.hpp). Bit-identical
+//    results; result.accumulation says which ran.
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
 //    distances overflow float32, initial centroids of the wrong shape or not finite.
@@ -59,6 +65,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/kmeans/detail/assign_gemm.hpp"
 #include "warpkv/kmeans/detail/layout.hpp"
+#include "warpkv/kmeans/detail/segment_sums.hpp"
 #include "warpkv/kmeans/detail/steps.hpp"
 #include "warpkv/kmeans/detail/tf32.hpp"
 
@@ -72,6 +79,14 @@ enum class init_method : std::uint8_t {
   user               ///< params.initial_centroids (k x d, row-major)
 };
 
+/// How an iteration adds the points' coordinates into their clusters' sums (params.accumulation).
+/// Both give bit-identical results (fixed-point integer sums); they differ in cost only.
+enum class accumulation_method : std::uint8_t {
+  automatic,  ///< segments where the per-block shared accumulators do not fit (k x d + k + 1 words > 6144) or the gemm path runs; else atomics
+  atomics,    ///< every coordinate of every point added with a fixed-point atomic: into the block's shared copy when it fits, else global memory
+  segments    ///< labels first, then the points grouped by cluster and summed per segment (detail/segment_sums.hpp)
+};
+
 struct params {
   init_method init = init_method::automatic;
   std::vector<float> initial_centroids;  ///< k x d when init == user
@@ -83,6 +98,7 @@ struct params {
   smem_layout layout = smem_layout::padded_odd;  ///< natural: the bank-conflicting layout, for benchmarks
   distance_precision precision = distance_precision::fp32;  ///< tf32 / tf32x3: tensor-core distances (opt-in)
   distance_method distance = distance_method::automatic;    ///< fused kernel or cuBLAS GEMM (see the header comment)
+  accumulation_method accumulation = accumulation_method::automatic;  ///< per-point atomics or per-cluster segments
   execution exec = execution::automatic();
 };
 
@@ -95,6 +111,8 @@ struct result {
   bool converged = false;        ///< the shift fell to tol before max_iter
   std::vector<double> inertia_history;  ///< inertia of each iteration's assignment (before its update)
   distance_method distance = distance_method::fused;  ///< the assignment path used: fused or gemm
+  unsigned reseeded = 0;  ///< empty clusters re-seeded, summed over the iterations
+  accumulation_method accumulation = accumulation_method::atomics;  ///< how the sums were added: atomics or segments
 };
 
 /// fit() on host ranges.
@@ -106,6 +124,8 @@ struct host_result {
   bool converged = false;
   std::vector<double> inertia_history;
   distance_method distance = distance_method::fused;
+  unsigned reseeded = 0;
+  accumulation_method accumulation = accumulation_method::atomics;
 };
 
 namespace impl {
@@ -153,10 +173,20 @@ inline bool use_gemm(distance_method m, const execution& ex, std::size_t d, std:
          warpkv::detail::cublas_unavailable().empty();
 }
 
+/// Whether the sums go through segments (segment_sums.hpp) rather than per-point atomics; throws
+/// naming `name` for a value that is not one of the three.
+inline bool use_segments(accumulation_method m, bool gemm, std::size_t d, std::size_t k, const char* name) {
+  require(m == accumulation_method::automatic || m == accumulation_method::atomics || m == accumulation_method::segments,
+          name, "must be automatic, atomics or segments (got " + std::to_string(static_cast<unsigned>(m)) + ")");
+  if (m != accumulation_method::automatic) return m == accumulation_method::segments;
+  return gemm || (k * d + k + 1) * sizeof(std::uint64_t) > warpkv::detail::block_accumulators::max_bytes;
+}
+
 inline void check_params(const params& p, std::size_t d, std::size_t k) {
   require(p.max_iter > 0, "params.max_iter", "must be at least 1");
   require(p.tol >= 0 && p.tol == p.tol, "params.tol", "must be >= 0");
   check_precision(p.precision, "params.precision");
+  (void)use_segments(p.accumulation, false, d, k, "params.accumulation");  // rejects a bad value before any work
   if (p.init == init_method::user)
     require(p.initial_centroids.size() == k * d, "params.initial_centroids",
             "must hold k x d = " + std::to_string(k * d) + " values, holds " +
@@ -246,14 +276,20 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   std::optional<wd::gemm_assigner> by_gemm;
   if (gemm) by_gemm.emplace(ex, n, a.d, a.k, p.precision == distance_precision::tf32);
   r.distance = gemm ? distance_method::gemm : distance_method::fused;
+  std::optional<wd::segment_summer> by_segments;
+  if (impl::use_segments(p.accumulation, gemm, d, k, "params.accumulation")) by_segments.emplace(ex, n, k);
+  r.accumulation = by_segments ? accumulation_method::segments : accumulation_method::atomics;
   const auto assign_step = [&] {
-    if (by_gemm) by_gemm->run(a);
-    else wd::assign(ex, p.layout, a, p.precision);
+    wd::assign_args step = a;
+    if (by_segments) step.sums = nullptr;  // added afterwards, segment by segment
+    if (by_gemm) by_gemm->run(step);
+    else wd::assign(ex, p.layout, step, p.precision);
+    if (by_segments && a.sums != nullptr) by_segments->run(a);
   };
 
   std::vector<float> old(k * d), next(k * d);
   std::vector<std::uint64_t> host_acc(k * d + k + 1);
-  std::vector<float> host_dist, row(d);
+  std::vector<float> row(d);
   wd::to_host(ex, old.data(), r.centroids.data(), k * d);
   for (unsigned it = 1; it <= p.max_iter; ++it) {
     wd::fill_zero(ex, acc.data(), acc.size());
@@ -273,15 +309,13 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
                                              static_cast<double>(count));
     }
     if (!empty.empty()) {
-      host_dist.resize(n);
-      wd::to_host(ex, host_dist.data(), dist.data(), n);
-      std::vector<std::uint32_t> order(n);
-      for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
-      const std::size_t take = std::min(empty.size(), n);
-      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
-                        [&](std::uint32_t x, std::uint32_t y) {
-                          return host_dist[x] != host_dist[y] ? host_dist[x] > host_dist[y] : x < y;
-                        });
+      // On the GPU, a device pass per empty cluster (up to 64): only the picked rows come back
+      // (copying and sorting the n distances on the host: an estimated 50-150 ms per such
+      // iteration at n = 2^24). On the host backend the distances are host memory already and a
+      // launch costs more than the partial sort, so it sorts (same order; both paths are tested).
+      const std::vector<std::uint32_t> order = wd::farthest_points(
+          ex, dist.data(), n, empty.size(), ex.where == backend::cuda ? wd::farthest_max_passes : 0);
+      r.reseeded += static_cast<unsigned>(empty.size());
       for (std::size_t e = 0; e < empty.size(); ++e) {
         wd::to_host(ex, row.data(), points + std::size_t{order[e]} * d, d);
         std::copy(row.begin(), row.end(), next.begin() + static_cast<std::ptrdiff_t>(empty[e] * d));
@@ -329,6 +363,8 @@ inline host_result fit(std::span<const float> points, std::size_t n, std::size_t
   h.converged = r.converged;
   h.inertia_history = std::move(r.inertia_history);
   h.distance = r.distance;
+  h.reseeded = r.reseeded;
+  h.accumulation = r.accumulation;
   return h;
 }
 

@@ -16,7 +16,8 @@
 // are the same on every backend; ties go to the lower centroid index.
 // Accumulation: each term rounded to fixed point (fixed_point.hpp) and added with integer
 // atomics, per block in shared memory when k x d is small (flushed once per block), else
-// straight to global memory (block_accumulators, shared with the TF32 body in assign_mma.hpp).
+// straight to global memory (block_accumulators, shared with the TF32 body in assign_mma.hpp);
+// the inertia in a register per thread, flushed once per block.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -113,12 +114,23 @@ struct block_accumulators {
     b.sync();
   }
 
+  /// Once per block: each thread's inertia (thread_state::inertia, summed in a register over
+  /// the block's points: one word for the whole block would put every thread of a warp on one
+  /// address, per point) goes to the shared copy or, without one, straight to global memory;
+  /// then the shared copy is flushed.
   template <class Block>
   WARPKV_HD void finish(Block& b, const assign_args& a, unsigned threads) const {
+    const std::size_t kd = std::size_t{a.k} * a.d;
+    std::uint64_t* acc = shared(b);
+    if (a.inertia != nullptr) {
+      b.sync();
+      b.for_each_thread([&](unsigned, auto& s) {
+        if (s.inertia != 0) add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, s.inertia);
+      });
+    }
     if (!enabled) return;
     b.sync();
-    const std::uint64_t* acc = shared(b);
-    const std::size_t kd = std::size_t{a.k} * a.d, n = words(a);
+    const std::size_t n = words(a);
     b.for_each_thread([&](unsigned t, auto&) {
       for (std::size_t e = t; e < n; e += threads) {
         const std::uint64_t v = acc[e];
@@ -136,24 +148,29 @@ struct block_accumulators {
 
   /// Point i's results: label, distance, and its share of the counts, inertia and sums
   /// (`acc` = shared(b); x_at(j) = coordinate j of the point).
+  /// `own_inertia`: the calling thread's running inertia (block bodies; finish() flushes it), or
+  /// nullptr to add the point's share straight to the shared copy or global memory.
   template <class X>
   WARPKV_HD static void record(const assign_args& a, std::uint64_t* acc, std::size_t i, std::int32_t label, float best,
-                               X&& x_at) {
-    record_point(a, acc, i, label, best);
+                               X&& x_at, std::uint64_t* own_inertia = nullptr) {
+    record_point(a, acc, i, label, best, own_inertia);
     record_sums(a, acc, label, 0, 1, x_at);
   }
 
   /// record() without the sums: label, distance, count and inertia of point i.
   WARPKV_HD static void record_point(const assign_args& a, std::uint64_t* acc, std::size_t i, std::int32_t label,
-                                     float best) {
+                                     float best, std::uint64_t* own_inertia = nullptr) {
     const std::size_t kd = std::size_t{a.k} * a.d;
     if (a.labels != nullptr) a.labels[i] = label;
     if (a.dist_mode == dist_output::write) a.dist[i] = best;
     if (a.dist_mode == dist_output::min && best < a.dist[i]) a.dist[i] = best;
     const std::size_t c = static_cast<std::size_t>(label);
     if (a.counts != nullptr) add_fixed(acc != nullptr ? acc + kd + c : a.counts + c, 1);
-    if (a.inertia != nullptr)
-      add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, to_fixed(static_cast<double>(best) * a.dist_scale));
+    if (a.inertia != nullptr) {
+      const std::uint64_t term = to_fixed(static_cast<double>(best) * a.dist_scale);
+      if (own_inertia != nullptr) *own_inertia += term;  // integer sums: any grouping, same total
+      else add_fixed(acc != nullptr ? acc + kd + a.k : a.inertia, term);
+    }
   }
 
   /// The point's coordinates j = first, first + step, ... added to its cluster's sums: lanes of
@@ -180,6 +197,7 @@ struct assign_body {
     float acc[reg_tile];
     float best;
     std::int32_t label;
+    std::uint64_t inertia;  ///< fixed point, this thread's points so far (zero-initialised per block)
   };
 
   assign_args a;
@@ -322,9 +340,9 @@ WARPKV_KMEANS_UNROLL
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
       if (i >= a.n) return;
-      block_accumulators::record(a, acc, i, s.label, s.best, [&](unsigned j) {
-        return nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j];
-      });
+      block_accumulators::record(
+          a, acc, i, s.label, s.best,
+          [&](unsigned j) { return nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j]; }, &s.inertia);
     });
   }
 };

@@ -87,6 +87,7 @@ struct assign_mma_body {
     std::int32_t label;
     float part_best[4];  ///< tensor cores: per point held (mi, row half), best among this lane's columns
     std::int32_t part_label[4];
+    std::uint64_t inertia;  ///< fixed point, this thread's points so far (block_accumulators::finish flushes it)
   };
 
   assign_args a;
@@ -367,7 +368,7 @@ struct assign_mma_body {
       } else {
         dist = exact_sq_dist(x, c, a.d);
       }
-      block_accumulators::record(a, acc, i, s.label, dist, [&](unsigned j) { return x[j]; });
+      block_accumulators::record(a, acc, i, s.label, dist, [&](unsigned j) { return x[j]; }, &s.inertia);
     });
   }
 };

@@ -6,6 +6,7 @@
 //   seeding_body  k-means++ / k-means||: distance to a new centre, min-update, chunk totals
 //   sample_body   k-means||: keep each point with probability min(1, l * D(x)^2 / phi)
 //   gather_body   copy chosen rows into a centroid matrix
+//   farthest_body empty clusters: the largest (distance, lower index) key below a bound
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -152,6 +153,37 @@ struct gather_body {
   WARPKV_HD void operator()(const Tile& t, std::size_t r) const {
     const std::size_t src = rows[r];
     for (unsigned j = t.thread_rank(); j < d; j += t.size()) out[r * d + j] = points[src * d + j];
+  }
+};
+
+/// Order of the empty-cluster donors as one integer: larger distance first, then lower index
+/// (distances are >= 0, and non-negative floats order like their bits; + 0 folds -0 into +0).
+/// n < 2^31, so the low word 2^32 - 1 - i is never 0 and a real key is never 0.
+WARPKV_HD inline std::uint64_t farthest_key(float dist, std::size_t i) {
+  return (std::uint64_t{to_bits(dist + 0.0f)} << 32) | (0xffffffffu - static_cast<std::uint32_t>(i));
+}
+
+/// One pass of the empty-cluster selection: *best = max(*best, largest farthest_key below
+/// `bound` in the chunk). A maximum is order-independent, so the pick is the same whatever
+/// order the tiles' atomics land in.
+struct farthest_body {
+  const float* dist;
+  std::size_t n;
+  std::uint64_t bound;
+  std::uint64_t* best;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t chunk) const {
+    const std::size_t begin = chunk * pass_chunk, end = begin + pass_chunk < n ? begin + pass_chunk : n;
+    std::uint64_t m = 0;
+    for (std::size_t i = begin + t.thread_rank(); i < end; i += t.size()) {
+      const std::uint64_t key = farthest_key(dist[i], i);
+      m = key < bound && key > m ? key : m;
+    }
+    for (unsigned off = t.size() / 2; off > 0; off /= 2) {
+      const std::uint64_t other = t.shfl(m, t.thread_rank() ^ off);
+      m = other > m ? other : m;
+    }
+    if (t.thread_rank() == 0 && m != 0) atomic_ref<std::uint64_t>(*best).fetch_max(m, memory_order::relaxed);
   }
 };
 
