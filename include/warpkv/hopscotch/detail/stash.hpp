@@ -4,8 +4,9 @@
 // blocks near load 0.81-0.88 and must double; with it the table fills past 0.95 (docs/perf.md,
 // "hopscotch_map: the stash"). A key homed at bucket b lives in the stash only while b's hop word
 // has its overflow flag set, so lookups elsewhere never look there.
-#include <algorithm>
 #include <cstddef>
+
+#include "warpkv/core/config.hpp"
 
 namespace warpkv::detail {
 
@@ -15,6 +16,6 @@ inline constexpr unsigned stash_window = 32;
 
 /// Stash slots of a table of `capacity` (a power of two >= 64): 1/64 of it, at least 64. A
 /// sequential fill of 2^22 slots puts 0.2% of its keys there by load 0.95 (a third of this).
-inline constexpr std::size_t stash_slots(std::size_t capacity) { return std::max<std::size_t>(64, capacity / 64); }
+WARPKV_HD constexpr std::size_t stash_slots(std::size_t capacity) { return capacity / 64 > 64 ? capacity / 64 : 64; }
 
 }  // namespace warpkv::detail
