@@ -42,6 +42,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -115,7 +117,7 @@ class kv_cache {
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
     if (cfg.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
-    occupied_ = buffer<unsigned long long>(1, ex_);
+    occupied_ = buffer<unsigned long long>(occupancy_shards * occupancy_stride, ex_);
     clear();
   }
 
@@ -176,10 +178,18 @@ class kv_cache {
   /// A mixed batch whose arrays already live in the backend's memory (device pointers on the
   /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
   /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
+  /// Per batch: a memset of the status counters, one launch, one 56-byte copy back and the wait;
+  /// nothing is allocated (the counters come from a pool kept by the cache).
   batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                                  const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                                  const std::uint64_t* expires_at = nullptr) {
-    return launch_batch<TileSize>(ex_, n, batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), statuses);
+    if (n == 0) return {};
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data());
+    const batch_summary sum = c->read();
+    return_counters(std::move(c));
+    return sum;
   }
   /// The same batch queued on `on` (this cache's backend with a stream of the caller's, e.g. a
   /// submitter buffer's) without waiting and without status counts: on the GPU it runs
@@ -190,10 +200,7 @@ class kv_cache {
                         const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                         const std::uint64_t* expires_at = nullptr) {
     require(on.where == ex_.where, "on", "must be this cache's backend");
-    if (n == 0) return;
-    launch<TileSize>(on, (n + TileSize - 1) / TileSize,
-                     detail::batch_body<TileSize, detail::cache_batch_op<ref_type>>{
-                         batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), n, statuses, nullptr, false});
+    queue_batch(on, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, nullptr);
   }
 
   /// Live (present, unexpired) entries. A whole-table pass.
@@ -256,6 +263,49 @@ class kv_cache {
     return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
                          versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
                          record, in ? record : value_words_};
+  }
+
+  /// Status counters for one batch: from the pool, or new when every pooled one is in use (a
+  /// batch from another host thread); returned after the batch.
+  std::unique_ptr<batch_counters> take_counters() {
+    {
+      std::lock_guard<std::mutex> g(pool_->m);
+      if (!pool_->free.empty()) {
+        std::unique_ptr<batch_counters> c = std::move(pool_->free.back());
+        pool_->free.pop_back();
+        return c;
+      }
+    }
+    return std::make_unique<batch_counters>(ex_);
+  }
+  void return_counters(std::unique_ptr<batch_counters> c) {
+    std::lock_guard<std::mutex> g(pool_->m);
+    pool_->free.push_back(std::move(c));
+  }
+
+  /// Queues a batch on `on` (counters null: no status counts). A batch of only gets or only
+  /// contains runs the read path's kernel; others the mixed one.
+  void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                   const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
+                   const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
+                   std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr) {
+    if (n == 0) return;
+    if (ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains)) {
+      detail::cache_read_op<ref_type> op;
+      op.ref = ref();
+      op.keys = keys;
+      op.refresh = uniform == cache_op::get;
+      op.values_out = op.refresh ? values_out : nullptr;
+      op.stamp_base = reserve_stamps(n);
+      op.now = time();
+      detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
+      return;
+    }
+    auto op = batch_op(n, ops, uniform, keys, values_in, values_out, expires_at);
+    op.evicted_keys = ev_keys;
+    op.evicted_values = ev_values;
+    op.evicted_flags = ev_flags;
+    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
   }
 
   /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
@@ -324,11 +374,9 @@ class kv_cache {
     }
     buffer<status> d_status(n, ex_);
 
-    auto op = batch_op(n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_exp.data());
-    op.evicted_keys = d_ev_keys.data();
-    op.evicted_values = d_ev_values.data();
-    op.evicted_flags = d_ev_flags.data();
-    launch_batch<TileSize>(ex_, n, op, d_status.data());
+    // no status counts wanted: no counters, and the copies below wait for the batch
+    queue_batch(ex_, n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_status.data(), d_exp.data(),
+                nullptr, d_ev_keys.data(), d_ev_values.data(), d_ev_flags.data());
 
     d_status.copy_to_host(statuses.data(), n);
     if (needs_out) {
@@ -371,6 +419,11 @@ class kv_cache {
   buffer<std::uint64_t> stamps_, expires_;
   buffer<std::uint32_t> locks_, moves_;
   buffer<unsigned long long> occupied_;
+  struct counters_pool {
+    std::mutex m;
+    std::vector<std::unique_ptr<batch_counters>> free;
+  };
+  std::unique_ptr<counters_pool> pool_ = std::make_unique<counters_pool>();
 };
 
 }  // namespace warpkv
