@@ -773,9 +773,10 @@ TEST(CacheLinearizability, CheckerAcceptsEvictionAndRejectsStaleValues) {
 template <class Cache>
 void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
           cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
-          cache_layout layout = cache_layout::value_slab) {
+          cache_layout layout = cache_layout::value_slab, bool absorb_sets = false) {
   SCOPED_TRACE(::testing::Message() << "bucket width " << Cache::bucket_width << ", sync " << static_cast<int>(sync)
-                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout));
+                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout)
+                                    << ", absorb_sets " << absorb_sets);
   cache_config cfg;
   cfg.capacity = 64;
   cfg.value_bytes = value_bytes;
@@ -783,6 +784,7 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
   cfg.sync = sync;
   cfg.eviction = policy;
   cfg.layout = layout;
+  cfg.absorb_sets = absorb_sets;
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
@@ -851,6 +853,82 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
   race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::rw_lock);
   race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock);
   race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0, cache_slot_sync::rw_lock, cache_eviction_policy::random);
+}
+
+// The same race with set absorption: of each key's sets in a batch only the last writes, the
+// others are linearized just before it (statuses from the fix-up pass).
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithSetAbsorption) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::optimistic, cache_eviction_policy::lru,
+                                      cache_layout::value_slab, true);
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 0, cache_slot_sync::optimistic, cache_eviction_policy::lru,
+                                      cache_layout::value_slab, true);
+}
+
+// Set absorption, exactly: after a batch of sets on a few keys, each key holds its last set's
+// value; a key present before the batch reports only `assigned`, an absent one exactly one
+// `inserted`; execute_resident's counts agree.
+TEST(CacheAbsorb, LastSetOfAKeyInABatchWins) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 16;
+  cfg.absorb_sets = true;
+  kv_cache<std::uint64_t, 8> cache(cfg, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  std::vector<std::uint64_t> present;
+  for (std::uint64_t k = 0; k < 10; ++k) present.push_back(key_of<std::uint64_t>(k + 1));
+  std::vector<status> st0(present.size());
+  cache.set(present, values_for(cache, present, std::vector<std::uint64_t>(present.size(), 0)), st0);
+  std::mt19937_64 rng(3);
+  std::uint64_t version = 1;
+  for (int round = 0; round < 3; ++round) {
+    const bool resident = round == 2;
+    const std::size_t n = scaled(3000, 500);
+    std::vector<std::uint64_t> keys(n), versions(n);
+    std::map<std::uint64_t, std::size_t> last;  // key -> index of its last set
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = key_of<std::uint64_t>(1 + rng() % 20 + static_cast<std::uint64_t>(round) * 100 * (rng() % 2));
+      versions[i] = version++;
+      last[keys[i]] = i;
+    }
+    std::set<std::uint64_t> was_present;
+    for (const auto& [k, i] : last) {
+      std::vector<std::uint64_t> one{k};
+      std::vector<status> s1(1);
+      cache.contains(one, s1);
+      if (s1[0] == status::found) was_present.insert(k);
+    }
+    const auto in = values_for(cache, keys, versions);
+    std::vector<status> st(n);
+    if (!resident) {
+      cache.set(keys, in, st);
+    } else {
+      buffer<std::uint64_t> d_keys = buffer<std::uint64_t>::from_host(keys, ex);
+      std::vector<std::uint64_t> w(n * words);
+      std::memcpy(w.data(), in.data(), in.size());
+      buffer<std::uint64_t> d_in = buffer<std::uint64_t>::from_host(w, ex);
+      buffer<status> d_st(n, ex);
+      const batch_summary sum = cache.execute_resident(n, nullptr, cache_op::set, d_keys.data(), d_in.data(), nullptr, d_st.data());
+      d_st.copy_to_host(st.data(), n);
+      EXPECT_EQ(sum[status::inserted], last.size() - was_present.size());
+      EXPECT_EQ(sum[status::assigned], n - (last.size() - was_present.size()));
+    }
+    std::map<std::uint64_t, std::size_t> inserts;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(st[i] == status::inserted || st[i] == status::assigned) << i;
+      if (st[i] == status::inserted) ++inserts[keys[i]];
+    }
+    for (const auto& [k, i] : last) {
+      EXPECT_EQ(inserts[k], was_present.count(k) ? 0u : 1u) << "round " << round << ", key " << k;
+      std::vector<std::uint64_t> one{k};
+      std::vector<std::byte> out(stride);
+      std::vector<status> s1(1);
+      cache.get(one, out, s1);
+      ASSERT_EQ(s1[0], status::found);
+      EXPECT_EQ(check_value(k, words_at(out, 0, stride), words), versions[i]) << "not the last set, round " << round;
+    }
+  }
 }
 
 // Values inline after their keys (the layout trial's other side), both sync modes.

@@ -55,6 +55,7 @@
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/core/launcher.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv {
@@ -69,6 +70,11 @@ struct cache_config {
   cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
   cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
   cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
+  /// Set absorption (execute_resident and the host-span batches; not enqueue_resident): of the
+  /// sets of one key in one batch only the last (largest index) writes; the others report
+  /// `assigned` (one of them `inserted` when the winner inserted), linearized just before it.
+  /// Two passes and a scratch table of 12 x 2n bytes per batch; removes hot keys' lock convoys.
+  bool absorb_sets = false;
 };
 
 /// Largest value width the cache accepts.
@@ -186,9 +192,14 @@ class kv_cache {
     if (n == 0) return {};
     std::unique_ptr<batch_counters> c = take_counters();
     c->zero();
-    queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data());
-    const batch_summary sum = c->read();
+    std::unique_ptr<groups_scratch> g = join_groups(n, ops, uniform, keys);
+    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
+    queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data(), nullptr, nullptr,
+                nullptr, groups);
+    fix_up_groups(groups, n, ops, uniform, keys, statuses);
+    const batch_summary sum = c->read();  // waits for the batch (and the fix-up)
     return_counters(std::move(c));
+    return_groups(std::move(g));
     return sum;
   }
   /// The same batch queued on `on` (this cache's backend with a stream of the caller's, e.g. a
@@ -288,7 +299,8 @@ class kv_cache {
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
-                   std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr) {
+                   std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
+                   detail::set_groups<Key> groups = {}) {
     if (n == 0) return;
     if (ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains)) {
       detail::cache_read_op<ref_type> op;
@@ -305,7 +317,56 @@ class kv_cache {
     op.evicted_keys = ev_keys;
     op.evicted_values = ev_values;
     op.evicted_flags = ev_flags;
+    op.groups = groups;
     detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
+  }
+
+  /// Set absorption's scratch: the group table of one batch (pooled like the counters; a
+  /// larger batch than any before allocates a larger one).
+  struct groups_scratch {
+    buffer<std::uint32_t> words;
+    detail::set_groups<Key> groups;
+  };
+  /// With absorb_sets and a batch that may hold sets: a zeroed group table with every set of
+  /// the batch joined (queued on the cache's stream); else null.
+  std::unique_ptr<groups_scratch> join_groups(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys) {
+    if (!cfg_.absorb_sets || n == 0 || (ops == nullptr && uniform != cache_op::set)) return nullptr;
+    require(n < (std::size_t{1} << 31), "n", "set absorption takes batches of fewer than 2^31 operations");
+    std::size_t slots = 1;
+    while (slots < 2 * n) slots <<= 1;
+    std::unique_ptr<groups_scratch> g;
+    {
+      std::lock_guard<std::mutex> lock(pool_->m);
+      for (std::size_t k = 0; k < pool_->groups.size(); ++k)
+        if (pool_->groups[k]->groups.slots >= slots) {
+          g = std::move(pool_->groups[k]);
+          pool_->groups.erase(pool_->groups.begin() + static_cast<std::ptrdiff_t>(k));
+          break;
+        }
+    }
+    if (!g) {
+      g = std::make_unique<groups_scratch>();
+      g->words = buffer<std::uint32_t>(3 * slots, ex_);
+      g->groups.rep = g->words.data();
+      g->groups.win = g->words.data() + slots;
+      g->groups.other = g->words.data() + 2 * slots;
+      g->groups.slots = slots;
+      g->groups.seed = cfg_.seed;
+    }
+    detail::fill_words<std::uint32_t>(ex_, g->words.data(), g->words.size(), 0u);
+    // concurrent tiles on both backends (the host backend's for_each_index is a plain loop)
+    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{g->groups, ops, uniform, keys, nullptr}});
+    return g;
+  }
+  void fix_up_groups(const detail::set_groups<Key>& groups, std::size_t n, const cache_op* ops, cache_op uniform,
+                     const Key* keys, status* statuses) {
+    if (groups.slots == 0) return;
+    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{groups, ops, uniform, keys, statuses}});
+  }
+  void return_groups(std::unique_ptr<groups_scratch> g) {
+    if (!g) return;
+    std::lock_guard<std::mutex> lock(pool_->m);
+    pool_->groups.push_back(std::move(g));
   }
 
   /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
@@ -375,10 +436,14 @@ class kv_cache {
     buffer<status> d_status(n, ex_);
 
     // no status counts wanted: no counters, and the copies below wait for the batch
+    std::unique_ptr<groups_scratch> g = join_groups(n, d_ops.data(), uniform, d_keys.data());
+    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
     queue_batch(ex_, n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_status.data(), d_exp.data(),
-                nullptr, d_ev_keys.data(), d_ev_values.data(), d_ev_flags.data());
+                nullptr, d_ev_keys.data(), d_ev_values.data(), d_ev_flags.data(), groups);
+    fix_up_groups(groups, n, d_ops.data(), uniform, d_keys.data(), d_status.data());
 
-    d_status.copy_to_host(statuses.data(), n);
+    d_status.copy_to_host(statuses.data(), n);  // waits for the batch and the fix-up
+    return_groups(std::move(g));
     if (needs_out) {
       std::vector<std::uint64_t> words(n * value_words_);
       d_out.copy_to_host(words.data(), words.size());
@@ -422,6 +487,7 @@ class kv_cache {
   struct counters_pool {
     std::mutex m;
     std::vector<std::unique_ptr<batch_counters>> free;
+    std::vector<std::unique_ptr<groups_scratch>> groups;
   };
   std::unique_ptr<counters_pool> pool_ = std::make_unique<counters_pool>();
 };

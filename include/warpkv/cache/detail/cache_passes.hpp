@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "warpkv/cache/cache_ref.hpp"
+#include "warpkv/cache/detail/set_groups.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/launcher.hpp"
@@ -46,6 +47,7 @@ struct cache_batch_op {
   Key* evicted_keys = nullptr;
   std::uint64_t* evicted_values = nullptr;
   std::uint8_t* evicted_flags = nullptr;
+  set_groups<Key> groups{};  ///< set absorption (slots 0: off)
 
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
@@ -64,13 +66,33 @@ struct cache_batch_op {
     }
     switch (o) {
       case cache_op::get: return ref.get(t, keys[i], out, c);
-      case cache_op::set: return ref.set(t, keys[i], in, exp, c, ev);
+      case cache_op::set:
+        // an absorbed set is linearized just before its key's winning set: it writes nothing
+        if (groups.absorbed(keys, i)) return status::assigned;
+        return ref.set(t, keys[i], in, exp, c, ev);
       case cache_op::add: return ref.add(t, keys[i], in, exp, c, ev);
       case cache_op::erase: return ref.erase(t, keys[i], c);
       case cache_op::get_or_set: return ref.get_or_set(t, keys[i], in, out, exp, c, ev);
       case cache_op::contains: return ref.contains(t, keys[i], c);
     }
     return status::invalid_key;
+  }
+};
+
+/// Set absorption's passes over a batch (operation i; `ops` null: every operation is `uniform`):
+/// join the set groups before the batch, fix the winners' statuses up after it.
+template <class Key>
+struct set_groups_pass_fn {
+  set_groups<Key> g;
+  const cache_op* ops = nullptr;
+  cache_op uniform = cache_op::get;
+  const Key* keys = nullptr;
+  status* statuses = nullptr;  ///< null: the join pass; else the fix-up pass
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t i) const {
+    if ((ops != nullptr ? ops[i] : uniform) != cache_op::set) return;
+    if (statuses == nullptr) g.join(keys, i);
+    else g.fix_up(keys, i, statuses);
   }
 };
 
