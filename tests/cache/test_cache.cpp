@@ -1152,13 +1152,13 @@ TEST(CacheOccupancy, ShardedCountMatchesFilledSlots) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
   cache_config cfg;
-  cfg.capacity = 512;
+  cfg.capacity = 128;
   cfg.value_bytes = 8;
   kv_cache<std::uint64_t, 4, 2> cache(cfg, ex);
   std::mt19937_64 rng(5);
   const auto ref = cache.ref();
   std::size_t moved_or_evicted_rounds = 0;
-  for (int round = 0; round < static_cast<int>(scaled(30, 8)); ++round) {
+  for (int round = 0; round < static_cast<int>(scaled(40, 16)); ++round) {  // at least 16: fills the cache
     cache.set_time(static_cast<std::uint64_t>(round) + 1);
     const std::size_t m = 64;
     std::vector<std::uint64_t> keys(m), vals(m, 1), exp(m);
