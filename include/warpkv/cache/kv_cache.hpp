@@ -295,8 +295,7 @@ class kv_cache {
   }
 
   /// Queues a batch on `on` (counters null: no status counts). A batch of only gets or only
-  /// contains runs the read path's kernel, one of only sets or only get_or_sets a kernel of that
-  /// operation alone; others the mixed one.
+  /// contains runs the read path's kernel; others the mixed one.
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
@@ -314,20 +313,12 @@ class kv_cache {
       detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
       return;
     }
-    auto run_op = [&](auto op) {
-      op.evicted_keys = ev_keys;
-      op.evicted_values = ev_values;
-      op.evicted_flags = ev_flags;
-      op.groups = groups;
-      detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
-    };
-    // a batch of only sets or only get_or_sets: a kernel with that path alone (occupancy)
-    if (ops == nullptr && uniform == cache_op::set)
-      run_op(batch_op<static_cast<int>(cache_op::set)>(n, ops, uniform, keys, values_in, values_out, expires_at));
-    else if (ops == nullptr && uniform == cache_op::get_or_set)
-      run_op(batch_op<static_cast<int>(cache_op::get_or_set)>(n, ops, uniform, keys, values_in, values_out, expires_at));
-    else
-      run_op(batch_op(n, ops, uniform, keys, values_in, values_out, expires_at));
+    auto op = batch_op(n, ops, uniform, keys, values_in, values_out, expires_at);
+    op.evicted_keys = ev_keys;
+    op.evicted_values = ev_values;
+    op.evicted_flags = ev_flags;
+    op.groups = groups;
+    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
   }
 
   /// Set absorption's scratch: the group table of one batch (pooled like the counters; a
@@ -379,11 +370,10 @@ class kv_cache {
   }
 
   /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
-  template <int Only = -1>
-  detail::cache_batch_op<ref_type, Only> batch_op(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
-                                                  const std::uint64_t* values_in, std::uint64_t* values_out,
-                                                  const std::uint64_t* expires_at) {
-    detail::cache_batch_op<ref_type, Only> op;
+  detail::cache_batch_op<ref_type> batch_op(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                                            const std::uint64_t* values_in, std::uint64_t* values_out,
+                                            const std::uint64_t* expires_at) {
+    detail::cache_batch_op<ref_type> op;
     op.ref = ref();
     op.ops = ops;
     op.uniform = uniform;

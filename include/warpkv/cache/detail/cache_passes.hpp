@@ -31,10 +31,7 @@ constexpr std::string_view to_string(cache_op o) {
 namespace detail {
 
 /// Operation i of a batch; arrays in the backend's memory (null where the batch has none).
-/// `Only` >= 0: every operation is that cache_op (the batch's `uniform`), fixed at compile time,
-/// so the kernel holds that operation's path alone. For kv_cache<u64, 8> on sm_90 the mixed
-/// kernel takes 126 registers (2 blocks of 256 per SM), a set- or get_or_set-only one 64 (4).
-template <class Ref, int Only = -1>
+template <class Ref>
 struct cache_batch_op {
   using Key = typename Ref::key_type;
   Ref ref;
@@ -55,7 +52,7 @@ struct cache_batch_op {
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const std::size_t vw = ref.value_words();
-    const cache_op o = Only >= 0 ? static_cast<cache_op>(Only) : ops != nullptr ? ops[i] : uniform;
+    const cache_op o = ops != nullptr ? ops[i] : uniform;
     const cache_clock c{stamp_base + i, now, stamp_base};
     const std::uint64_t* in = values_in != nullptr ? values_in + i * vw : nullptr;
     std::uint64_t* out = values_out != nullptr ? values_out + i * vw : nullptr;
