@@ -773,9 +773,10 @@ TEST(CacheLinearizability, CheckerAcceptsEvictionAndRejectsStaleValues) {
 template <class Cache>
 void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
           cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
-          cache_layout layout = cache_layout::value_slab) {
+          cache_layout layout = cache_layout::value_slab, bool absorb_sets = false) {
   SCOPED_TRACE(::testing::Message() << "bucket width " << Cache::bucket_width << ", sync " << static_cast<int>(sync)
-                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout));
+                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout)
+                                    << ", absorb_sets " << absorb_sets);
   cache_config cfg;
   cfg.capacity = 64;
   cfg.value_bytes = value_bytes;
@@ -783,6 +784,7 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
   cfg.sync = sync;
   cfg.eviction = policy;
   cfg.layout = layout;
+  cfg.absorb_sets = absorb_sets;
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
@@ -851,6 +853,82 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
   race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::rw_lock);
   race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock);
   race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0, cache_slot_sync::rw_lock, cache_eviction_policy::random);
+}
+
+// The same race with set absorption: of each key's sets in a batch only the last writes, the
+// others are linearized just before it (statuses from the fix-up pass).
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithSetAbsorption) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::optimistic, cache_eviction_policy::lru,
+                                      cache_layout::value_slab, true);
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 0, cache_slot_sync::optimistic, cache_eviction_policy::lru,
+                                      cache_layout::value_slab, true);
+}
+
+// Set absorption, exactly: after a batch of sets on a few keys, each key holds its last set's
+// value; a key present before the batch reports only `assigned`, an absent one exactly one
+// `inserted`; execute_resident's counts agree.
+TEST(CacheAbsorb, LastSetOfAKeyInABatchWins) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 4096;
+  cfg.value_bytes = 16;
+  cfg.absorb_sets = true;
+  kv_cache<std::uint64_t, 8> cache(cfg, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  std::vector<std::uint64_t> present;
+  for (std::uint64_t k = 0; k < 10; ++k) present.push_back(key_of<std::uint64_t>(k + 1));
+  std::vector<status> st0(present.size());
+  cache.set(present, values_for(cache, present, std::vector<std::uint64_t>(present.size(), 0)), st0);
+  std::mt19937_64 rng(3);
+  std::uint64_t version = 1;
+  for (int round = 0; round < 3; ++round) {
+    const bool resident = round == 2;
+    const std::size_t n = scaled(3000, 500);
+    std::vector<std::uint64_t> keys(n), versions(n);
+    std::map<std::uint64_t, std::size_t> last;  // key -> index of its last set
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = key_of<std::uint64_t>(1 + rng() % 20 + static_cast<std::uint64_t>(round) * 100 * (rng() % 2));
+      versions[i] = version++;
+      last[keys[i]] = i;
+    }
+    std::set<std::uint64_t> was_present;
+    for (const auto& [k, i] : last) {
+      std::vector<std::uint64_t> one{k};
+      std::vector<status> s1(1);
+      cache.contains(one, s1);
+      if (s1[0] == status::found) was_present.insert(k);
+    }
+    const auto in = values_for(cache, keys, versions);
+    std::vector<status> st(n);
+    if (!resident) {
+      cache.set(keys, in, st);
+    } else {
+      buffer<std::uint64_t> d_keys = buffer<std::uint64_t>::from_host(keys, ex);
+      std::vector<std::uint64_t> w(n * words);
+      std::memcpy(w.data(), in.data(), in.size());
+      buffer<std::uint64_t> d_in = buffer<std::uint64_t>::from_host(w, ex);
+      buffer<status> d_st(n, ex);
+      const batch_summary sum = cache.execute_resident(n, nullptr, cache_op::set, d_keys.data(), d_in.data(), nullptr, d_st.data());
+      d_st.copy_to_host(st.data(), n);
+      EXPECT_EQ(sum[status::inserted], last.size() - was_present.size());
+      EXPECT_EQ(sum[status::assigned], n - (last.size() - was_present.size()));
+    }
+    std::map<std::uint64_t, std::size_t> inserts;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(st[i] == status::inserted || st[i] == status::assigned) << i;
+      if (st[i] == status::inserted) ++inserts[keys[i]];
+    }
+    for (const auto& [k, i] : last) {
+      EXPECT_EQ(inserts[k], was_present.count(k) ? 0u : 1u) << "round " << round << ", key " << k;
+      std::vector<std::uint64_t> one{k};
+      std::vector<std::byte> out(stride);
+      std::vector<status> s1(1);
+      cache.get(one, out, s1);
+      ASSERT_EQ(s1[0], status::found);
+      EXPECT_EQ(check_value(k, words_at(out, 0, stride), words), versions[i]) << "not the last set, round " << round;
+    }
+  }
 }
 
 // Values inline after their keys (the layout trial's other side), both sync modes.
@@ -975,6 +1053,167 @@ TEST(CacheConcurrency, SeveralHostThreadsOnOneCache) {
   for (auto& th : pool) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(cache.size(), threads * per);
+}
+
+// ---- the device path's bookkeeping (issue 11) ----------------------------------------------
+// execute_resident takes its status counters from a pool kept by the cache: batches from several
+// host threads at once must each count their own operations (a shared set would mix them).
+TEST(CacheResident, ConcurrentBatchesCountTheirOwnStatuses) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 8192;
+  cfg.value_bytes = 8;
+  kv_cache<std::uint64_t, 8> cache(cfg, ex);
+  const int threads = 3;
+  const std::size_t per = scaled(400, 64) / 2 * 2;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int round = 0; round < 4; ++round) {
+        // `per` new keys of this thread and round, then gets of half of them and half absent
+        std::vector<std::uint64_t> keys(per), probe(per);
+        for (std::size_t i = 0; i < per; ++i) {
+          keys[i] = key_of<std::uint64_t>(1 + (static_cast<std::uint64_t>(t) * 16 + round) * 100000 + i);
+          probe[i] = i % 2 == 0 ? keys[i] : key_of<std::uint64_t>(900000000 + t * 100000 + round * 10000 + i);
+        }
+        std::vector<std::uint64_t> vals(per, 7);
+        buffer<std::uint64_t> d_keys = buffer<std::uint64_t>::from_host(keys, ex);
+        buffer<std::uint64_t> d_probe = buffer<std::uint64_t>::from_host(probe, ex);
+        buffer<std::uint64_t> d_vals = buffer<std::uint64_t>::from_host(vals, ex), d_out(per, ex);
+        buffer<status> d_st(per, ex);
+        const batch_summary set =
+            cache.execute_resident(per, nullptr, cache_op::set, d_keys.data(), d_vals.data(), nullptr, d_st.data());
+        const batch_summary get =
+            cache.execute_resident(per, nullptr, cache_op::get, d_probe.data(), nullptr, d_out.data(), d_st.data());
+        const batch_summary has =
+            cache.execute_resident(per, nullptr, cache_op::contains, d_probe.data(), nullptr, nullptr, d_st.data());
+        if (set[status::inserted] != per || set[status::assigned] != 0) ++failures;
+        if (get[status::found] != per / 2 || get[status::not_found] != per / 2) ++failures;
+        if (has[status::found] != per / 2 || has[status::not_found] != per / 2) ++failures;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// Inserts take a free slot of the key's first bucket before one of its second, so reads find
+// most entries by the first bucket alone (the read path probes it first). Reads the table's
+// slots directly: host backend only.
+TEST(CachePlacement, EntriesFillTheirFirstBucketFirst) {
+  WARPKV_TEST_EXECUTION(ex0);
+  if (ex0.where != backend::host) GTEST_SKIP() << "reads the table from the host";
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  cache_config cfg;
+  cfg.capacity = 256;
+  cfg.value_bytes = 8;
+  cfg.max_kicks = 0;  // no cuckoo moves: an entry stays where its insert put it
+  kv_cache<std::uint64_t, 8, 4> cache(cfg, ex);
+  const auto ref = cache.ref();
+  auto bucket_has_room = [&](std::size_t b) {
+    for (std::size_t s = b * 8; s < b * 8 + 8; ++s)
+      if (ref.slot_empty(s)) return true;
+    return false;
+  };
+  auto bucket_holds = [&](std::size_t b, std::uint64_t k) {
+    for (std::size_t s = b * 8; s < b * 8 + 8; ++s)
+      if (!ref.slot_empty(s) && ref.slot_key(s) == k) return true;
+    return false;
+  };
+  std::size_t in_first = 0, first_had_room = 0;
+  const std::size_t n = scaled(230, 120);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t k = key_of<std::uint64_t>(i + 1);
+    const auto p = ref.buckets_of(k);
+    const bool room = bucket_has_room(p.first);
+    std::vector<std::uint64_t> keys{k}, val{i};
+    std::vector<std::byte> bytes(8);
+    std::memcpy(bytes.data(), val.data(), 8);
+    std::vector<status> st(1);
+    cache.set(keys, bytes, st);
+    ASSERT_EQ(st[0], status::inserted);
+    const bool first = bucket_holds(p.first, k);
+    ASSERT_TRUE(first || bucket_holds(p.second, k)) << "key " << i << " in neither of its buckets";
+    if (room) {
+      ++first_had_room;
+      ASSERT_TRUE(first) << "key " << i << " went to its second bucket while its first had room";
+    }
+    in_first += first ? 1 : 0;
+  }
+  EXPECT_GT(first_had_room, n / 2);
+  EXPECT_GE(in_first, first_had_room);
+}
+
+// The sharded count of filled slots (it gates cuckoo moves) equals the filled slots between
+// batches, after inserts, assignments, erases, evictions, expiries and cuckoo moves.
+TEST(CacheOccupancy, ShardedCountMatchesFilledSlots) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
+  cache_config cfg;
+  cfg.capacity = 128;
+  cfg.value_bytes = 8;
+  kv_cache<std::uint64_t, 4, 2> cache(cfg, ex);
+  std::mt19937_64 rng(5);
+  const auto ref = cache.ref();
+  std::size_t moved_or_evicted_rounds = 0;
+  for (int round = 0; round < static_cast<int>(scaled(40, 16)); ++round) {  // at least 16: fills the cache
+    cache.set_time(static_cast<std::uint64_t>(round) + 1);
+    const std::size_t m = 64;
+    std::vector<std::uint64_t> keys(m), vals(m, 1), exp(m);
+    std::vector<cache_op> ops(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      keys[i] = key_of<std::uint64_t>(1 + rng() % 900);
+      const auto r = rng() % 10;
+      ops[i] = r < 5 ? cache_op::set : r < 7 ? cache_op::erase : r < 9 ? cache_op::get_or_set : cache_op::add;
+      exp[i] = rng() % 4 == 0 ? static_cast<std::uint64_t>(round) + 1 + rng() % 3 : 0;  // some expire soon
+    }
+    std::vector<std::byte> in(m * 8), out(m * 8);
+    std::memcpy(in.data(), vals.data(), in.size());
+    std::vector<status> st(m);
+    cache_evictions<std::uint64_t> ev;
+    cache.execute(ops, keys, in, out, st, &ev, exp);
+    if (!ev.keys.empty()) ++moved_or_evicted_rounds;
+    std::size_t filled = 0;
+    for (std::size_t s = 0; s < cache.capacity(); ++s) filled += ref.slot_empty(s) ? 0 : 1;
+    ASSERT_EQ(ref.occupied_slots(), filled) << "round " << round;
+  }
+  EXPECT_GT(moved_or_evicted_rounds, 0u) << "the sequence never filled the cache";
+}
+
+// A batch's hits refresh an entry at most once per batch (the bulk API's touch_below), yet they
+// do refresh it: on a two-bucket table (exact LRU) the entries hit in a batch, however often,
+// outlive the ones not hit.
+TEST(CacheLru, HitsOfABatchRefreshTheirEntries) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 8;  // 2 buckets of 4: the table is every key's candidates
+  cfg.value_bytes = 8;
+  kv_cache<std::uint64_t, 4, 2> cache(cfg, ex);
+  auto set_one = [&](std::uint64_t k, cache_evictions<std::uint64_t>* ev) {
+    std::vector<std::uint64_t> keys{k}, val{k};
+    std::vector<std::byte> bytes(8);
+    std::memcpy(bytes.data(), val.data(), 8);
+    std::vector<status> st(1);
+    cache.set(keys, bytes, st, ev);
+  };
+  for (std::uint64_t k = 1; k <= 8; ++k) set_one(k, nullptr);  // 1 is the oldest
+  // one batch: key 1 hit 200 times, key 2 once, key 3 ten times
+  std::vector<std::uint64_t> keys;
+  for (int i = 0; i < 200; ++i) keys.push_back(1);
+  keys.push_back(2);
+  for (int i = 0; i < 10; ++i) keys.push_back(3);
+  std::vector<std::byte> out(keys.size() * 8);
+  std::vector<status> st(keys.size());
+  cache.get(keys, out, st);
+  for (const status s : st) ASSERT_EQ(s, status::found);
+  for (std::uint64_t k = 100, expect = 4; expect <= 8; ++k, ++expect) {  // evicts 4..8, oldest first
+    cache_evictions<std::uint64_t> ev;
+    set_one(k, &ev);
+    ASSERT_EQ(ev.keys.size(), 1u);
+    EXPECT_EQ(ev.keys[0], expect);
+  }
 }
 
 // ---- the host submitter -----------------------------------------------------------------

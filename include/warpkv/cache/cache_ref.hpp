@@ -31,10 +31,22 @@
 namespace warpkv {
 
 /// The clock of one operation: recency stamp and current time (for expiry; 0 = entries never expire).
+/// `touch_below`: a hit refreshes an entry's recency stamp (lru, random) only while that stamp is
+/// below this. The bulk API passes the batch's first stamp: the operations of a batch are
+/// concurrent, so their order among themselves is free, and an entry already refreshed by this
+/// batch needs no second store (a hot key's hits then stop storing to one word from thousands of
+/// lanes). The default refreshes on every hit with a newer stamp.
 struct cache_clock {
   std::uint64_t stamp = 0;
   std::uint64_t now = 0;
+  std::uint64_t touch_below = ~0ull;
 };
+
+/// Counters of filled slots: this many shards, each in its own 32-byte sector (every 4th word),
+/// so that inserts into empty slots spread their atomics over the L2 slices instead of meeting on
+/// one address. A slot of bucket b counts in shard b mod occupancy_shards.
+inline constexpr std::size_t occupancy_shards = 64;
+inline constexpr std::size_t occupancy_stride = 4;
 
 /// Where set/add/get_or_set report an entry they evicted (any pointer may be null).
 template <class Key>
@@ -69,7 +81,7 @@ struct cache_storage {
   std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
   std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
   std::uint32_t* locks = nullptr;     ///< one writer lock per bucket
-  unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired)
+  unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired): occupancy_shards shards, occupancy_stride apart
   std::uint32_t* moves = nullptr;     ///< rw_lock only: per bucket, odd while a cuckoo move into or out of it runs
   std::size_t key_stride = 0;         ///< words from one slot's key to the next's (0: the key words)
   std::size_t value_stride = 0;       ///< words from one slot's value to the next's (0: the value words)
@@ -183,7 +195,7 @@ class cache_ref {
     status st = status::not_found;
     if (r.hit != npos) {
       clear_slot(t, r.hit);
-      if (t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(~0ull, memory_order::relaxed);
+      count_occupied(t, r.hit, ~0ull);
       if (!r.hit_expired) st = status::erased;
     }
     unlock_pair(t, p);
@@ -193,10 +205,19 @@ class cache_ref {
   // ---- slot access for whole-table passes (between batches) --------------------------------
   WARPKV_HD bool slot_empty(std::size_t slot) const { return detail::load_word(key_word(slot, key_words - 1)) == layout::empty_tag; }
   WARPKV_HD bool slot_expired(std::size_t slot, std::uint64_t now) const {
+    if (now == 0) return false;  // no clock: nothing expires (and the expiry word need not be read)
     const std::uint64_t e = detail::load_word(s_.expires[slot]);
     return e != 0 && e <= now;
   }
   WARPKV_HD const std::uint64_t* slot_value(std::size_t slot) const { return value_at(slot); }
+  /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads: the
+  /// shards summed (independent loads; exact between batches, an estimate while inserts run).
+  WARPKV_HD std::size_t occupied_slots() const {
+    unsigned long long n = 0;
+    for (std::size_t k = 0; k < occupancy_shards; ++k)
+      n += atomic_ref<unsigned long long>(s_.occupied[k * occupancy_stride]).load(memory_order::relaxed);
+    return static_cast<std::size_t>(n);
+  }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     for (int j = 0; j < key_words; ++j) w[j] = detail::load_word(key_word(slot, j));
@@ -246,6 +267,19 @@ class cache_ref {
     return static_cast<std::size_t>(t.shfl(static_cast<std::uint64_t>(mine), static_cast<unsigned>(lowest_lane(mask))));
   }
 
+  /// The first candidate in the pair's order (the first bucket's slots, then the second's) whose
+  /// lane-local flag is set, tile-wide (npos = none).
+  template <class Tile>
+  WARPKV_HD std::size_t first_in_order(const Tile& t, const bucket_pair& p, const bool* flag) const {
+    for (int i = 0; i < 2 * per_lane; ++i) {
+      const std::uint32_t mask = t.ballot(flag[i]);
+      if (mask == 0) continue;
+      const std::size_t b = i < per_lane ? p.first : p.second;
+      return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize + lowest_lane(mask));
+    }
+    return npos;
+  }
+
   /// Read of both buckets without their bucket locks: the slot of a live entry of key q, or npos.
   /// Copies its value to `out` when not null and refreshes its recency when `refresh`.
   template <class Tile>
@@ -257,14 +291,26 @@ class cache_ref {
 
   /// A hit's advisory recency update: lru/random store the operation's stamp when it is newer,
   /// clock sets the reference bit when it is clear. A lost update only ages the entry.
-  WARPKV_HD void touch(std::size_t slot, cache_clock c) const {
-    const std::uint64_t cur = detail::load_word(s_.stamps[slot]);
+  /// `cur`: the slot's recency word as the caller read it. No store when it would not change the
+  /// word meaningfully: clock's bit already set, or (lru, random) a stamp already at or above
+  /// c.touch_below (refreshed by an operation concurrent with this one) or newer than ours.
+  WARPKV_HD void touch(std::size_t slot, cache_clock c, std::uint64_t cur) const {
     if (policy_ == cache_eviction_policy::clock) {
       if (cur == 0) detail::store_word(s_.stamps[slot], 1);
-    } else if (c.stamp > cur) {
+    } else if (c.stamp > cur && cur < c.touch_below) {
       detail::store_word(s_.stamps[slot], c.stamp);
     }
   }
+  WARPKV_HD void touch(std::size_t slot, cache_clock c) const { touch(slot, c, detail::load_word(s_.stamps[slot])); }
+
+  /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
+  template <class Tile>
+  WARPKV_HD void count_occupied(const Tile& t, std::size_t slot, unsigned long long delta) const {
+    if (t.thread_rank() != 0) return;
+    const std::size_t shard = (slot / BucketWidth) % occupancy_shards;
+    atomic_ref<unsigned long long>(s_.occupied[shard * occupancy_stride]).fetch_add(delta, memory_order::relaxed);
+  }
+
   /// The recency word an insert or assignment stores: the stamp, or clock's reference bit set.
   WARPKV_HD std::uint64_t written_stamp(cache_clock c) const { return policy_ == cache_eviction_policy::clock ? 1 : c.stamp; }
 
@@ -314,38 +360,67 @@ class cache_ref {
     }
   }
 
-  /// The optimistic read: versions of both buckets, keys and value, versions again.
+  /// The optimistic read. First the key's first bucket alone (inserts fill it first, so most
+  /// entries live there): a validated hit there is a hit. Otherwise, and for every miss, both
+  /// buckets at once (a miss needs the snapshot of both: an entry may be in transit between them).
   template <class Tile>
   WARPKV_HD std::size_t lookup_optimistic(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
                                           std::uint64_t* out, bool refresh) const {
+    std::size_t hit = npos;
+    if (probe(t, q, p, c, out, refresh, per_lane, hit) == probe_result::valid && hit != npos) return hit;
     for (int attempt = 0;; ++attempt) {
-      std::uint32_t ver[2 * per_lane];
-      bool stable = true;
-      for (int i = 0; i < 2 * per_lane; ++i) {
-        ver[i] = atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::acquire);
-        stable = stable && (ver[i] & 1u) == 0;
-      }
-      if (!t.all(stable)) {
-        backoff(attempt);
-        continue;
-      }
-      std::size_t mine = npos;
-      for (int i = 0; i < 2 * per_lane && mine == npos; ++i) {
-        const std::size_t slot = lane_slot(t, p, i);
-        if (key_matches(slot, q) && !slot_expired(slot, c.now)) mine = slot;
-      }
-      const std::size_t hit = tile_first(t, mine);
-      if (hit != npos && out != nullptr)
-        for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = detail::load_word(value_at(hit)[j]);
-      atomic_thread_fence(memory_order::acquire);
-      t.sync();  // every lane's value reads precede the hit slot's owner's second version read
-      bool same = true;
-      for (int i = 0; i < 2 * per_lane; ++i)
-        same = same && atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::relaxed) == ver[i];
-      if (!t.all(same)) continue;  // a writer changed one of the slots: read again
-      if (hit != npos && refresh && mine == hit) touch(hit, c);
-      return hit;
+      const probe_result r = probe(t, q, p, c, out, refresh, 2 * per_lane, hit);
+      if (r == probe_result::valid) return hit;
+      if (r == probe_result::busy) backoff(attempt);
     }
+  }
+
+  enum class probe_result { valid, busy, changed };
+  /// One optimistic read of the lane-local candidates [0, count) (per_lane: the first bucket;
+  /// 2 x per_lane: both): versions, keys, value, versions again. `valid`: `hit` is the slot of
+  /// a live entry of q whose value is in `out` (npos: none among the candidates), all read
+  /// while no candidate changed; `busy`: a writer was inside a candidate; `changed`: one
+  /// changed meanwhile. Every lane issues all its loads of one step before it uses any of them
+  /// (no early exits between loads), so a step costs one round trip to memory: versions, keys,
+  /// value (with the hit slot's recency word), versions again.
+  template <class Tile>
+  WARPKV_HD probe_result probe(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c, std::uint64_t* out,
+                               bool refresh, int count, std::size_t& hit) const {
+    std::uint32_t ver[2 * per_lane];
+    bool stable = true;
+    for (int i = 0; i < count; ++i) {
+      ver[i] = atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::relaxed);
+      stable = stable && (ver[i] & 1u) == 0;
+    }
+    // one fence for all version loads (as if each were an acquire load): they are ordered before
+    // the key and value reads
+    atomic_thread_fence(memory_order::acquire);
+    if (!t.all(stable)) return probe_result::busy;
+    bool match[2 * per_lane];
+    for (int i = 0; i < count; ++i) {
+      const std::size_t slot = lane_slot(t, p, i);
+      bool same = true;
+      for (int j = 0; j < key_words; ++j) same = (detail::load_word(key_word(slot, j)) == q[j]) && same;
+      match[i] = same;
+    }
+    std::size_t mine = npos;
+    for (int i = 0; i < count && mine == npos; ++i)
+      if (match[i] && !slot_expired(lane_slot(t, p, i), c.now)) mine = lane_slot(t, p, i);
+    hit = tile_first(t, mine);
+    std::uint64_t seen = 0;  // the hit slot's recency word, read alongside its value
+    if (hit != npos) {
+      if (out != nullptr)
+        for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = detail::load_word(value_at(hit)[j]);
+      if (refresh && mine == hit) seen = detail::load_word(s_.stamps[hit]);
+    }
+    atomic_thread_fence(memory_order::acquire);
+    t.sync();  // every lane's value reads precede the hit slot's owner's second version read
+    bool same = true;
+    for (int i = 0; i < count; ++i)
+      same = (atomic_ref<std::uint32_t>(s_.versions[lane_slot(t, p, i)]).load(memory_order::relaxed) == ver[i]) && same;
+    if (!t.all(same)) return probe_result::changed;  // a writer changed one of the slots: read again
+    if (hit != npos && refresh && mine == hit) touch(hit, c, seen);
+    return probe_result::valid;
   }
 
   template <class Tile>
@@ -407,33 +482,46 @@ class cache_ref {
   template <class Tile>
   WARPKV_HD scan_result locked_scan(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c) const {
     const std::uint64_t now = c.now, start = sweep_start(c);
-    std::size_t hit = npos, free = npos, stale = npos, victim = npos;
+    std::size_t hit = npos, victim = npos;
     std::uint64_t oldest = ~0ull;
+    // every word the scan needs is loaded before any is used: one round trip, not one per test
+    bool empty[2 * per_lane], match[2 * per_lane], expired[2 * per_lane];
+    std::uint64_t rank[2 * per_lane];
     for (int i = 0; i < 2 * per_lane; ++i) {
       const std::size_t slot = lane_slot(t, p, i);
-      if (slot_empty(slot)) {
-        if (free == npos) free = slot;
-        continue;
-      }
-      if (hit == npos && key_matches(slot, q)) {
+      const std::uint64_t tag = detail::load_word(key_word(slot, key_words - 1));
+      bool same = tag == q[key_words - 1];
+      for (int j = 0; j < key_words - 1; ++j) same = (detail::load_word(key_word(slot, j)) == q[j]) && same;
+      empty[i] = tag == layout::empty_tag;
+      match[i] = same;  // a valid key is never the empty tag
+      expired[i] = slot_expired(slot, now);
+      rank[i] = eviction_rank(t, i, slot, start);
+    }
+    bool stale_at[2 * per_lane];  // expired entries of other keys
+    for (int i = 0; i < 2 * per_lane; ++i) {
+      const std::size_t slot = lane_slot(t, p, i);
+      stale_at[i] = false;
+      if (empty[i]) continue;
+      if (hit == npos && match[i]) {
         hit = slot;
         continue;
       }
-      if (slot_expired(slot, now)) {
-        if (stale == npos) stale = slot;
+      if (expired[i]) {
+        stale_at[i] = true;
         continue;
       }
-      const std::uint64_t st = eviction_rank(t, i, slot, start);
-      if (st < oldest || (st == oldest && slot < victim)) {
-        oldest = st;
+      if (rank[i] < oldest || (rank[i] == oldest && slot < victim)) {
+        oldest = rank[i];
         victim = slot;
       }
     }
     scan_result r;
     r.hit = tile_first(t, hit);
     r.hit_expired = r.hit != npos && slot_expired(r.hit, now);
-    r.free = tile_first(t, free);
-    r.stale = tile_first(t, stale);
+    // free and stale slots are taken in candidate order, the first bucket's before the second's,
+    // so entries fill their first bucket first and reads find most of them there (probe)
+    r.free = first_in_order(t, p, empty);
+    r.stale = first_in_order(t, p, stale_at);
     // butterfly minimum of (rank, slot) over the tile
     for (unsigned off = 1; off < static_cast<unsigned>(TileSize); off <<= 1) {
       const unsigned other = t.thread_rank() ^ off;
@@ -554,7 +642,7 @@ class cache_ref {
         if (ev.value != nullptr) copy_value(t, target, ev.value);
       }
       write_slot(t, target, q, value, expires, written_stamp(c));
-      if (fills_empty && t.thread_rank() == 0) atomic_ref<unsigned long long>(*s_.occupied).fetch_add(1, memory_order::relaxed);
+      if (fills_empty) count_occupied(t, target, 1);
       if (m == mode::get_or_set && out != nullptr && value != nullptr)
         for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) out[j] = value[j];
     }
@@ -582,7 +670,7 @@ class cache_ref {
     // (nearly) nowhere to go. One lane reads, all follow: lanes reading a word that other tiles
     // change could disagree and then part ways around the tile's collectives
     std::uint32_t crowded = 0;
-    if (t.thread_rank() == 0) crowded = atomic_ref<unsigned long long>(*s_.occupied).load(memory_order::relaxed) >= kick_slots_;
+    if (t.thread_rank() == 0) crowded = occupied_slots() >= kick_slots_;
     if (t.shfl(crowded, 0) != 0) return false;
     std::uint32_t steps = 0;
     for (std::uint32_t walk = 0; steps < max_kicks_; ++walk) {

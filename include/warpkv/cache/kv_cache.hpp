@@ -42,6 +42,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +55,7 @@
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/core/launcher.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv {
@@ -67,6 +70,11 @@ struct cache_config {
   cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
   cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
   cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
+  /// Set absorption (execute_resident and the host-span batches; not enqueue_resident): of the
+  /// sets of one key in one batch only the last (largest index) writes; the others report
+  /// `assigned` (one of them `inserted` when the winner inserted), linearized just before it.
+  /// Two passes and a scratch table of 12 x 2n bytes per batch; removes hot keys' lock convoys.
+  bool absorb_sets = false;
 };
 
 /// Largest value width the cache accepts.
@@ -115,7 +123,7 @@ class kv_cache {
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
     if (cfg.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
-    occupied_ = buffer<unsigned long long>(1, ex_);
+    occupied_ = buffer<unsigned long long>(occupancy_shards * occupancy_stride, ex_);
     clear();
   }
 
@@ -176,10 +184,23 @@ class kv_cache {
   /// A mixed batch whose arrays already live in the backend's memory (device pointers on the
   /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
   /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
+  /// Per batch: a memset of the status counters, one launch, one 56-byte copy back and the wait;
+  /// nothing is allocated (the counters come from a pool kept by the cache).
   batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                                  const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                                  const std::uint64_t* expires_at = nullptr) {
-    return launch_batch<TileSize>(ex_, n, batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), statuses);
+    if (n == 0) return {};
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    std::unique_ptr<groups_scratch> g = join_groups(n, ops, uniform, keys);
+    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
+    queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data(), nullptr, nullptr,
+                nullptr, groups);
+    fix_up_groups(groups, n, ops, uniform, keys, statuses);
+    const batch_summary sum = c->read();  // waits for the batch (and the fix-up)
+    return_counters(std::move(c));
+    return_groups(std::move(g));
+    return sum;
   }
   /// The same batch queued on `on` (this cache's backend with a stream of the caller's, e.g. a
   /// submitter buffer's) without waiting and without status counts: on the GPU it runs
@@ -190,10 +211,7 @@ class kv_cache {
                         const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                         const std::uint64_t* expires_at = nullptr) {
     require(on.where == ex_.where, "on", "must be this cache's backend");
-    if (n == 0) return;
-    launch<TileSize>(on, (n + TileSize - 1) / TileSize,
-                     detail::batch_body<TileSize, detail::cache_batch_op<ref_type>>{
-                         batch_op(n, ops, uniform, keys, values_in, values_out, expires_at), n, statuses, nullptr, false});
+    queue_batch(on, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, nullptr);
   }
 
   /// Live (present, unexpired) entries. A whole-table pass.
@@ -256,6 +274,99 @@ class kv_cache {
     return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
                          versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
                          record, in ? record : value_words_};
+  }
+
+  /// Status counters for one batch: from the pool, or new when every pooled one is in use (a
+  /// batch from another host thread); returned after the batch.
+  std::unique_ptr<batch_counters> take_counters() {
+    {
+      std::lock_guard<std::mutex> g(pool_->m);
+      if (!pool_->free.empty()) {
+        std::unique_ptr<batch_counters> c = std::move(pool_->free.back());
+        pool_->free.pop_back();
+        return c;
+      }
+    }
+    return std::make_unique<batch_counters>(ex_);
+  }
+  void return_counters(std::unique_ptr<batch_counters> c) {
+    std::lock_guard<std::mutex> g(pool_->m);
+    pool_->free.push_back(std::move(c));
+  }
+
+  /// Queues a batch on `on` (counters null: no status counts). A batch of only gets or only
+  /// contains runs the read path's kernel; others the mixed one.
+  void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
+                   const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
+                   const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
+                   std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
+                   detail::set_groups<Key> groups = {}) {
+    if (n == 0) return;
+    if (ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains)) {
+      detail::cache_read_op<ref_type> op;
+      op.ref = ref();
+      op.keys = keys;
+      op.refresh = uniform == cache_op::get;
+      op.values_out = op.refresh ? values_out : nullptr;
+      op.stamp_base = reserve_stamps(n);
+      op.now = time();
+      detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
+      return;
+    }
+    auto op = batch_op(n, ops, uniform, keys, values_in, values_out, expires_at);
+    op.evicted_keys = ev_keys;
+    op.evicted_values = ev_values;
+    op.evicted_flags = ev_flags;
+    op.groups = groups;
+    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
+  }
+
+  /// Set absorption's scratch: the group table of one batch (pooled like the counters; a
+  /// larger batch than any before allocates a larger one).
+  struct groups_scratch {
+    buffer<std::uint32_t> words;
+    detail::set_groups<Key> groups;
+  };
+  /// With absorb_sets and a batch that may hold sets: a zeroed group table with every set of
+  /// the batch joined (queued on the cache's stream); else null.
+  std::unique_ptr<groups_scratch> join_groups(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys) {
+    if (!cfg_.absorb_sets || n == 0 || (ops == nullptr && uniform != cache_op::set)) return nullptr;
+    require(n < (std::size_t{1} << 31), "n", "set absorption takes batches of fewer than 2^31 operations");
+    std::size_t slots = 1;
+    while (slots < 2 * n) slots <<= 1;
+    std::unique_ptr<groups_scratch> g;
+    {
+      std::lock_guard<std::mutex> lock(pool_->m);
+      for (std::size_t k = 0; k < pool_->groups.size(); ++k)
+        if (pool_->groups[k]->groups.slots >= slots) {
+          g = std::move(pool_->groups[k]);
+          pool_->groups.erase(pool_->groups.begin() + static_cast<std::ptrdiff_t>(k));
+          break;
+        }
+    }
+    if (!g) {
+      g = std::make_unique<groups_scratch>();
+      g->words = buffer<std::uint32_t>(3 * slots, ex_);
+      g->groups.rep = g->words.data();
+      g->groups.win = g->words.data() + slots;
+      g->groups.other = g->words.data() + 2 * slots;
+      g->groups.slots = slots;
+      g->groups.seed = cfg_.seed;
+    }
+    detail::fill_words<std::uint32_t>(ex_, g->words.data(), g->words.size(), 0u);
+    // concurrent tiles on both backends (the host backend's for_each_index is a plain loop)
+    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{g->groups, ops, uniform, keys, nullptr}});
+    return g;
+  }
+  void fix_up_groups(const detail::set_groups<Key>& groups, std::size_t n, const cache_op* ops, cache_op uniform,
+                     const Key* keys, status* statuses) {
+    if (groups.slots == 0) return;
+    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{groups, ops, uniform, keys, statuses}});
+  }
+  void return_groups(std::unique_ptr<groups_scratch> g) {
+    if (!g) return;
+    std::lock_guard<std::mutex> lock(pool_->m);
+    pool_->groups.push_back(std::move(g));
   }
 
   /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
@@ -324,13 +435,15 @@ class kv_cache {
     }
     buffer<status> d_status(n, ex_);
 
-    auto op = batch_op(n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_exp.data());
-    op.evicted_keys = d_ev_keys.data();
-    op.evicted_values = d_ev_values.data();
-    op.evicted_flags = d_ev_flags.data();
-    launch_batch<TileSize>(ex_, n, op, d_status.data());
+    // no status counts wanted: no counters, and the copies below wait for the batch
+    std::unique_ptr<groups_scratch> g = join_groups(n, d_ops.data(), uniform, d_keys.data());
+    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
+    queue_batch(ex_, n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_status.data(), d_exp.data(),
+                nullptr, d_ev_keys.data(), d_ev_values.data(), d_ev_flags.data(), groups);
+    fix_up_groups(groups, n, d_ops.data(), uniform, d_keys.data(), d_status.data());
 
-    d_status.copy_to_host(statuses.data(), n);
+    d_status.copy_to_host(statuses.data(), n);  // waits for the batch and the fix-up
+    return_groups(std::move(g));
     if (needs_out) {
       std::vector<std::uint64_t> words(n * value_words_);
       d_out.copy_to_host(words.data(), words.size());
@@ -371,6 +484,12 @@ class kv_cache {
   buffer<std::uint64_t> stamps_, expires_;
   buffer<std::uint32_t> locks_, moves_;
   buffer<unsigned long long> occupied_;
+  struct counters_pool {
+    std::mutex m;
+    std::vector<std::unique_ptr<batch_counters>> free;
+    std::vector<std::unique_ptr<groups_scratch>> groups;
+  };
+  std::unique_ptr<counters_pool> pool_ = std::make_unique<counters_pool>();
 };
 
 }  // namespace warpkv
