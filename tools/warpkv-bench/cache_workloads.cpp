@@ -405,6 +405,9 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
   r.set("memcached_target", o.memcached).set("memcached_item_bytes", m.item_bytes);
   r.set("memcached_pipelined_sets", o.memcached_pipelined_sets);
   r.set("memcached_items_after_load", m.items_after_load).set("memcached_evictions", m.evictions);
+  r.set("memcached_load_sets_refused", m.load_sets_refused).set("memcached_run_sets_refused", m.run_sets_refused);
+  r.set("memcached_set_retries", m.set_retries).set("memcached_server_store_no_memory", m.server_store_no_memory);
+  r.set("memcached_server_args", m.server_extra_args);
   r.set("ycsb_workload", std::string(1, workload)).set("distribution", workload == 'D' ? std::string("latest") : dist);
   r.set("records", records).set("capacity", capacity).set("capacity_fraction", fraction).set("ops", m.ops);
   r.set("batch", m.batch).set("key_bytes", 24).set("value_bytes", 100);
