@@ -8,6 +8,8 @@
 
 #include "../common/hot_keys.hpp"
 #include "../common/map_suite.hpp"
+#include "warpkv/core/launcher.hpp"
+#include "warpkv/core/work_sharing.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 
 namespace warpkv::testing {
@@ -258,6 +260,52 @@ TEST(HopscotchGrowth, HotKeysDoNotCauseGrowth) {
   for (auto s : st) ASSERT_NE(s, status::full);
   EXPECT_EQ(map.capacity(), cap) << "a table with room for 100 keys grew under hot-key contention";
   ASSERT_EQ(map.validate(), "");
+}
+
+// A user kernel in GLHT's style: every lane holds its own insert, and the tile serves them in
+// turn through the device ref (warpkv::serve_each), all lanes cooperating on each one.
+template <class Ref>
+struct insert_one_per_lane {
+  Ref ref;
+  const std::uint32_t* keys;
+  status* out;
+  std::size_t n;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    const std::size_t i = tile_index * Tile::size() + t.thread_rank();
+    const std::uint32_t mine = i < n ? keys[i] : 0;
+    serve_each(t, i < n, [&](unsigned owner) {
+      const std::uint32_t k = t.shfl(mine, owner);
+      const status s = ref.insert(t, k, k + 1);
+      if (t.thread_rank() == owner) out[i] = s;
+    });
+  }
+};
+
+TEST(HopscotchRef, UserKernelServesOneOperationPerLane) {
+  WARPKV_TEST_EXECUTION(ex);
+  map32 map(1u << 14, {}, ex);
+  // Each key twice (its copies land in different lanes, tiles or both): one insert wins.
+  std::vector<std::uint32_t> keys;
+  for (std::uint32_t k = 1; k <= 3000; ++k) keys.push_back(make_key<std::uint32_t>(k));
+  for (std::uint32_t k = 3000; k >= 1; --k) keys.push_back(make_key<std::uint32_t>(k));
+  auto k = buffer<std::uint32_t>::from_host(keys, ex);
+  buffer<status> st(keys.size(), ex);
+  using ref_t = map32::ref_type;
+  launch<map32::tile_size>(ex, (keys.size() + map32::tile_size - 1) / map32::tile_size,
+                           simple_body<insert_one_per_lane<ref_t>>{{map.ref(), k.data(), st.data(), keys.size()}});
+  const auto statuses = st.to_vector();
+  for (std::size_t i = 0; i < 3000; ++i) {
+    const status a = statuses[i], b = statuses[keys.size() - 1 - i];
+    ASSERT_TRUE((a == status::inserted && b == status::found) || (a == status::found && b == status::inserted))
+        << "key " << keys[i] << ": " << static_cast<int>(a) << ", " << static_cast<int>(b);
+  }
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(std::vector<std::uint32_t>(keys.begin(), keys.begin() + 3000), out);
+  for (std::size_t i = 0; i < 3000; ++i) {
+    ASSERT_EQ(fs[i], status::found);
+    ASSERT_EQ(out[i], keys[i] + 1);
+  }
 }
 
 TEST(HopscotchApi, RejectsBadArguments) {

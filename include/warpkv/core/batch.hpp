@@ -3,9 +3,9 @@
 // operation plus counts of each status. Every structure's bulk API is a thin
 // layer over launch_batch.
 //
-// Work sharing (GLHT): a tile of T lanes owns T consecutive operations; it
-// ballots the lanes that still hold one, broadcasts the lowest, serves it with
-// all T lanes, and repeats. With T = 1 each thread serves its own operation.
+// Work sharing (GLHT, core/work_sharing.hpp): a tile of T lanes owns T consecutive
+// operations and serves the lanes that hold one in turn, each with all T lanes.
+// With T = 1 each thread serves its own operation.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/status.hpp"
+#include "warpkv/core/work_sharing.hpp"
 
 namespace warpkv {
 
@@ -54,17 +55,14 @@ struct batch_body {
     const unsigned rank = tile.thread_rank();
     const std::size_t i = tile_index * T + rank;
     const bool mine = i < n && (!only_full || statuses[i] == status::full);
-    std::uint32_t pending = tile.ballot(mine);
-    while (pending != 0) {
-      const int lane = lowest_lane(pending);
-      pending &= pending - 1;
-      const std::size_t j = tile_index * T + static_cast<std::size_t>(lane);
+    serve_each(tile, mine, [&](unsigned lane) {
+      const std::size_t j = tile_index * T + lane;
       const status s = op(tile, j);
-      if (rank == static_cast<unsigned>(lane)) {
+      if (rank == lane) {
         statuses[j] = s;
         ++acc.c[static_cast<int>(s)];
       }
-    }
+    });
   }
 
   template <class Tile>
