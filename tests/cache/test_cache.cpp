@@ -24,6 +24,8 @@
 #include "../common/linearizability.hpp"
 #include "warpkv/cache/kv_cache.hpp"
 #include "warpkv/cache/submitter.hpp"
+#include "warpkv/core/launcher.hpp"
+#include "warpkv/core/work_sharing.hpp"
 
 namespace warpkv::testing {
 namespace {
@@ -1101,6 +1103,89 @@ TEST(CacheResident, ConcurrentBatchesCountTheirOwnStatuses) {
 // Inserts take a free slot of the key's first bucket before one of its second, so reads find
 // most entries by the first bucket alone (the read path probes it first). Reads the table's
 // slots directly: host backend only.
+// ---- the device ref in a user kernel ----------------------------------------------------------
+// A user kernel in which every lane owns one get_or_set (the cache-aside pattern of a kernel that
+// computes values on a miss): the tile serves its lanes' operations in turn through ref()
+// (warpkv::serve_each), with stamps reserved from the cache so they order with its batches.
+template <class Ref>
+struct get_or_set_one_per_lane {
+  Ref ref;
+  const std::uint64_t* keys;
+  const std::uint64_t* values;  ///< value_words per operation
+  std::uint64_t* out;           ///< value_words per operation
+  status* statuses;
+  std::size_t n;
+  std::uint64_t stamp_base;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    const std::size_t i = tile_index * Tile::size() + t.thread_rank();
+    const std::uint64_t mine = i < n ? keys[i] : 0;
+    const std::uint32_t w = ref.value_words();
+    serve_each(t, i < n, [&](unsigned owner) {
+      const std::size_t j = tile_index * Tile::size() + owner;
+      const std::uint64_t k = t.shfl(mine, owner);
+      const status st = ref.get_or_set(t, k, values + j * w, out + j * w, 0, cache_clock{stamp_base + j, 0});
+      if (t.thread_rank() == owner) statuses[i] = st;
+    });
+  }
+};
+
+TEST(CacheRef, UserKernelGetOrSetOnePerLane) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 1u << 13;
+  cfg.value_bytes = 16;
+  using cache_t = kv_cache<std::uint64_t, 8, 4>;
+  cache_t cache(cfg, ex);
+  // Every key twice, with different values (copy 0: {key, 1}, copy 1: {key, 2}); the copies land
+  // in different lanes, tiles or both. One inserts its value, the other must find exactly it.
+  const std::size_t keys_n = scaled(3000, 400);
+  std::vector<std::uint64_t> keys, values;
+  for (std::size_t c = 0; c < 2; ++c)
+    for (std::size_t i = 0; i < keys_n; ++i) {
+      const std::uint64_t k = key_of<std::uint64_t>(c == 0 ? i + 1 : keys_n - i);
+      keys.push_back(k);
+      values.insert(values.end(), {k, c + 1});
+    }
+  auto k = buffer<std::uint64_t>::from_host(keys, ex);
+  auto v = buffer<std::uint64_t>::from_host(values, ex);
+  buffer<std::uint64_t> out(values.size(), ex);
+  buffer<status> st(keys.size(), ex);
+  const std::uint64_t stamps = cache.reserve_stamps(keys.size());
+  launch<cache_t::tile_size>(ex, (keys.size() + cache_t::tile_size - 1) / cache_t::tile_size,
+                             simple_body<get_or_set_one_per_lane<cache_t::ref_type>>{
+                                 {cache.ref(), k.data(), v.data(), out.data(), st.data(), keys.size(), stamps}});
+  const auto statuses = st.to_vector();
+  const auto got = out.to_vector();
+  std::map<std::uint64_t, std::uint64_t> winner;  // key -> the copy whose value was inserted
+  for (std::size_t i = 0; i < keys_n; ++i) {
+    const std::size_t a = i, b = 2 * keys_n - 1 - i;  // the two copies of one key
+    ASSERT_EQ(keys[a], keys[b]);
+    ASSERT_TRUE((statuses[a] == status::inserted && statuses[b] == status::found) ||
+                (statuses[a] == status::found && statuses[b] == status::inserted))
+        << "key " << keys[a] << ": " << static_cast<int>(statuses[a]) << ", " << static_cast<int>(statuses[b]);
+    const std::size_t won = statuses[a] == status::inserted ? a : b;
+    winner[keys[a]] = values[won * 2 + 1];
+    for (const std::size_t j : {a, b}) {  // both report the inserted value
+      ASSERT_EQ(got[j * 2], keys[a]) << "operation " << j;
+      ASSERT_EQ(got[j * 2 + 1], values[won * 2 + 1]) << "operation " << j;
+    }
+  }
+  // The host API sees what the kernel inserted.
+  std::vector<std::uint64_t> unique(keys.begin(), keys.begin() + keys_n);
+  std::vector<std::byte> bytes(keys_n * cache.value_stride());
+  std::vector<status> found(keys_n);
+  cache.get(unique, bytes, found);
+  for (std::size_t i = 0; i < keys_n; ++i) {
+    ASSERT_EQ(found[i], status::found) << i;
+    std::uint64_t w[2];
+    std::memcpy(w, bytes.data() + i * cache.value_stride(), 16);
+    EXPECT_EQ(w[0], unique[i]);
+    EXPECT_EQ(w[1], winner[unique[i]]);
+  }
+  EXPECT_EQ(cache.size(), keys_n);
+}
+
 TEST(CachePlacement, EntriesFillTheirFirstBucketFirst) {
   WARPKV_TEST_EXECUTION(ex0);
   if (ex0.where != backend::host) GTEST_SKIP() << "reads the table from the host";

@@ -303,10 +303,11 @@ TEST(Kmeans, GlobalAccumulationPathMatchesReference) {
 }
 
 TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
-  // The two ways of adding the sums (params.accumulation) give the same fixed-point integers,
-  // hence bit-identical fits: per-block shared copies (small k x d), global atomics (large),
-  // the GEMM path, tf32, d > 128 (two sweeps of the segment pass), n not a multiple of its
-  // 256-slot pieces, and empty clusters (k = 60 on 12 distinct points).
+  // The ways of adding the sums (params.accumulation) give the same fixed-point integers, hence
+  // bit-identical fits: per-(cluster, coordinate) owners (k (d + 1) <= 128), per-block shared
+  // copies (small k x d), global atomics (large), the GEMM path, tf32, d > 128 (two sweeps of the
+  // segment pass), n not a multiple of its 256-slot pieces, and empty clusters (k = 60 on 12
+  // distinct points).
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   using kmeans::accumulation_method;
@@ -314,14 +315,21 @@ TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
     std::size_t n, d, k;
     kmeans::distance_method distance;
     kmeans::distance_precision precision;
-    bool automatic_segments;  ///< what automatic should pick
+    accumulation_method automatic_picks;
   };
+  constexpr auto fused = kmeans::distance_method::fused;
+  constexpr auto fp32 = kmeans::distance_precision::fp32;
   const shape shapes[] = {
-      {1000, 5, 7, kmeans::distance_method::fused, kmeans::distance_precision::fp32, false},
-      {900, 48, 150, kmeans::distance_method::fused, kmeans::distance_precision::fp32, true},
-      {700, 130, 20, kmeans::distance_method::fused, kmeans::distance_precision::fp32, false},
-      {900, 48, 150, kmeans::distance_method::fused, kmeans::distance_precision::tf32, true},
-      {600, 37, 12, kmeans::distance_method::gemm, kmeans::distance_precision::fp32, true},
+      {1000, 5, 7, fused, fp32, accumulation_method::owners},
+      // the benchmark's d = 4, k = 16, and the largest owners shape, k (d + 1) = 128
+      {2000, 4, 16, fused, fp32, accumulation_method::owners},
+      {1500, 7, 16, fused, fp32, accumulation_method::owners},
+      {1500, 7, 17, fused, fp32, accumulation_method::atomics},  // k (d + 1) = 136: one owner per thread is not enough
+      {1000, 5, 7, fused, kmeans::distance_precision::tf32, accumulation_method::atomics},  // owners: fp32 only
+      {900, 48, 150, fused, fp32, accumulation_method::segments},
+      {700, 130, 20, fused, fp32, accumulation_method::atomics},
+      {900, 48, 150, fused, kmeans::distance_precision::tf32, accumulation_method::segments},
+      {600, 37, 12, kmeans::distance_method::gemm, fp32, accumulation_method::segments},
   };
   for (const shape& sh : shapes) {
     SCOPED_TRACE("n=" + std::to_string(sh.n) + " d=" + std::to_string(sh.d) + " k=" + std::to_string(sh.k));
@@ -335,18 +343,23 @@ TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
     p.distance = sh.distance;
     p.precision = sh.precision;
     const auto automatic = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
-    p.accumulation = accumulation_method::atomics;
-    const auto atomics = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
-    p.accumulation = accumulation_method::segments;
-    const auto segments = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
-    EXPECT_EQ(automatic.accumulation, sh.automatic_segments ? accumulation_method::segments : accumulation_method::atomics);
-    EXPECT_EQ(atomics.accumulation, accumulation_method::atomics);
-    EXPECT_EQ(segments.accumulation, accumulation_method::segments);
-    EXPECT_EQ(segments.centroids, atomics.centroids);
-    EXPECT_EQ(segments.labels, atomics.labels);
-    EXPECT_EQ(segments.inertia_history, atomics.inertia_history);
-    EXPECT_EQ(segments.iterations, atomics.iterations);
-    EXPECT_EQ(automatic.centroids, atomics.centroids);
+    EXPECT_EQ(automatic.accumulation, sh.automatic_picks);
+    for (const accumulation_method m :
+         {accumulation_method::atomics, accumulation_method::segments, accumulation_method::owners}) {
+      SCOPED_TRACE("accumulation " + std::to_string(static_cast<int>(m)));
+      p.accumulation = m;
+      if (m == accumulation_method::owners && sh.automatic_picks != accumulation_method::owners) {
+        // Asked for where it cannot run: refused, naming the parameter.
+        expect_invalid([&] { (void)kmeans::fit(b.points, sh.n, sh.d, sh.k, p); }, "params.accumulation");
+        continue;
+      }
+      const auto other = kmeans::fit(b.points, sh.n, sh.d, sh.k, p);
+      EXPECT_EQ(other.accumulation, m);
+      EXPECT_EQ(other.centroids, automatic.centroids);
+      EXPECT_EQ(other.labels, automatic.labels);
+      EXPECT_EQ(other.inertia_history, automatic.inertia_history);
+      EXPECT_EQ(other.iterations, automatic.iterations);
+    }
   }
   std::vector<float> x;  // 12 distinct points, 60 clusters: most clusters stay empty
   for (int i = 0; i < 300; ++i) x.insert(x.end(), {static_cast<float>(i % 12), static_cast<float>(i % 12 / 4)});

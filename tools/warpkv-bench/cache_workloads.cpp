@@ -6,8 +6,9 @@
 //         D (95% read / 5% insert, latest distribution) and F (50% read / 50% read-modify-write);
 //         E (range scans) is not served by a hash cache. Reads are get_or_set (insert on a read
 //         miss, the seed's setting); the caches absorb sets (cache_config::absorb_sets: of a key's
-//         updates in one batch only the last writes). Request distributions: zipfian 0.99 scrambled by FNV-64 as
-//         YCSB scrambles it, uniform; D always uses latest. Cache capacity = a fraction of N;
+//         updates in one batch only the last writes). Request distributions: zipfian 0.99 scrambled as
+//         YCSB scrambles it (a rank over 10^10 items, FNV-64 onto the records), uniform; D always
+//         uses latest (a Zipf over the records inserted so far, newest first). Cache capacity = a fraction of N;
 //         bucket widths 4/8/16/32. Reported: throughput of the device batches (uploads untimed),
 //         hit ratio, and the hit ratio of an exact LRU of the same capacity on the same trace.
 //   --baseline: the same traces on an in-process CPU baseline, cpu_sharded_lru (a chained hash
@@ -66,11 +67,17 @@ u64 fnv64(u64 v) {  // YCSB's fnvhash64 over the 8 bytes of v
 /// YCSB's ZipfianGenerator (Gray et al.): values in [0, n), 0 the most popular.
 class zipfian {
  public:
-  zipfian(u64 n, double theta) : n_(n), theta_(theta) {
-    for (u64 i = 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta);
-    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta);
-    alpha_ = 1.0 / (1.0 - theta);
-    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n), 1.0 - theta)) / (1.0 - zeta2 / zetan_);
+  zipfian(u64 n, double theta) : theta_(theta) { grow(n); }
+  /// Over n items with zeta(n) given: YCSB's scrambled generator draws its ranks over 10^10
+  /// items with zeta precomputed (ScrambledZipfianGenerator.ZETAN), far more than any record count.
+  zipfian(u64 n, double theta, double zetan) : n_(n), theta_(theta), zetan_(zetan) { set_eta(); }
+  /// Widens the range to [0, n) by adding zeta's new terms, as YCSB's ZipfianGenerator does when
+  /// the item count it is asked for grows (the latest distribution over the records so far).
+  void grow(u64 n) {
+    if (n <= n_) return;
+    for (u64 i = n_ + 1; i <= n; ++i) zetan_ += 1.0 / std::pow(static_cast<double>(i), theta_);
+    n_ = n;
+    set_eta();
   }
   template <class Rng>
   u64 next(Rng& rng) {
@@ -83,9 +90,19 @@ class zipfian {
   }
 
  private:
-  u64 n_;
+  void set_eta() {
+    const double zeta2 = 1.0 + 1.0 / std::pow(2.0, theta_);
+    alpha_ = 1.0 / (1.0 - theta_);
+    eta_ = (1.0 - std::pow(2.0 / static_cast<double>(n_), 1.0 - theta_)) / (1.0 - zeta2 / zetan_);
+  }
+  u64 n_ = 0;
   double theta_, zetan_ = 0, alpha_ = 0, eta_ = 0;
 };
+
+/// YCSB's ScrambledZipfianGenerator: a Zipf(0.99) rank over 10^10 items, FNV-64 hashed onto the
+/// record range (so the popular records are scattered, and the head is the 10^10-item one).
+constexpr u64 ycsb_scrambled_items = 10'000'000'000ull;
+constexpr double ycsb_scrambled_zetan = 26.46902820178302;
 
 ycsb_key make_record_key(u64 record) { return ycsb_key::from("user" + std::to_string(fnv64(record))); }
 
@@ -113,7 +130,8 @@ struct trace {
 /// The run phase of one workload: ops operations (a read-modify-write is two cache operations).
 trace make_trace(char workload, const std::string& dist, u64 records, u64 ops, u64 seed) {
   std::mt19937_64 rng(seed);
-  zipfian z(records, 0.99);
+  zipfian scrambled(ycsb_scrambled_items, 0.99, ycsb_scrambled_zetan);
+  zipfian recent(records, 0.99);  // YCSB SkewedLatest: a Zipf over the records inserted so far
   double read = 0.5, insert = 0.0, rmw = 0.0;  // the rest are updates
   switch (workload) {
     case 'A': break;
@@ -130,9 +148,12 @@ trace make_trace(char workload, const std::string& dist, u64 records, u64 ops, u
   t.records.reserve(ops);
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   auto pick = [&]() -> u64 {
-    if (latest) return inserted - 1 - std::min(z.next(rng), inserted - 1);  // YCSB SkewedLatest
+    if (latest) {
+      recent.grow(inserted);  // D's inserts widen the range, as YCSB's counter-based basis does
+      return inserted - 1 - recent.next(rng);
+    }
     if (dist == "uniform") return rng() % records;
-    return fnv64(z.next(rng)) % records;  // scrambled zipfian
+    return fnv64(scrambled.next(rng)) % records;
   };
   while (t.ops.size() < ops) {
     const double c = coin(rng);

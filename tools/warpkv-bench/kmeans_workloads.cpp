@@ -15,7 +15,7 @@
 //                   ((fit of --iters) - (fit of 1 iteration)) / (iters - 1), the assignment
 //                   step alone (with the segment pass when the sums go by segments), GFLOP/s,
 //                   the iteration's two floors (flop_floor_ms, byte_floor_ms); per --accumulation
-//                   (automatic, atomics, segments: params.accumulation) and shared-memory layout (padded = the conflict-free
+//                   (automatic, atomics, segments, owners: params.accumulation) and shared-memory layout (padded = the conflict-free
 //                   default, natural = the conflicting one), distance precision (fp32; tf32 /
 //                   tf32x3 rows add their label agreement with the fp32 fit from the same init
 //                   and iterations, and after one step from fp32's centroids) and --distance path
@@ -266,10 +266,20 @@ const char* distance_name(warpkv::kmeans::distance_method m) {
   return m == distance_method::gemm ? "gemm" : m == distance_method::fused ? "fused" : "automatic";
 }
 
+const char* accumulation_name_of(warpkv::kmeans::accumulation_method m) {
+  using warpkv::kmeans::accumulation_method;
+  switch (m) {
+    case accumulation_method::segments: return "segments";
+    case accumulation_method::owners: return "owners";
+    default: return "atomics";
+  }
+}
+
 warpkv::kmeans::accumulation_method parse_accumulation(const std::string& s) {
   using warpkv::kmeans::accumulation_method;
   if (s == "atomics") return accumulation_method::atomics;
   if (s == "segments") return accumulation_method::segments;
+  if (s == "owners") return accumulation_method::owners;
   return accumulation_method::automatic;
 }
 
@@ -445,9 +455,11 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             bool gemm = false;
             try {
               gemm = km::impl::use_gemm(p.distance, p.exec, d, k, p.precision, "--distance");
+              (void)km::impl::pick_accumulation(p.accumulation, gemm, p.precision, d, k, "--accumulation");
             } catch (const warpkv::error& e) {
-              progress(strf("kmeans n=%llu d=%u k=%u %s --distance %s: skipped (%s)", static_cast<unsigned long long>(n), d,
-                            k, precision_name.c_str(), fit_distance.c_str(), e.what()));
+              progress(strf("kmeans n=%llu d=%u k=%u %s --distance %s --accumulation %s: skipped (%s)",
+                            static_cast<unsigned long long>(n), d, k, precision_name.c_str(), fit_distance.c_str(),
+                            accumulation_name.c_str(), e.what()));
               continue;
             }
             if (gemm && layout_name != o.layouts.front()) continue;  // the GEMM path has no shared-memory layout
@@ -480,6 +492,7 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             a.sum_scale = warpkv::detail::fixed_scale(16.0, n);  // blobs lie within [-12, 12]
             a.dist_scale = warpkv::detail::fixed_scale(d * 4.0 * 16 * 16, n);
             a.centre = centre.data();
+            a.by_owners = res.accumulation == km::accumulation_method::owners;
             // The assignment step of the path the fit used: the fused kernel, or SGEMM + argmin,
             // and the segment pass when the fit summed by segments.
             std::optional<warpkv::detail::gemm_assigner> by_gemm;
@@ -521,7 +534,7 @@ int run_kmeans(const common_options& co, const kmeans_options& o) {
             r.set("n", n).set("d", d).set("k", k).set("layout", layout_name).set("init", o.init);
             r.set("precision", precision_name).set("distance", fit_distance).set("distance_used", distance_name(res.distance));
             r.set("accumulation", accumulation_name)
-                .set("accumulation_used", res.accumulation == km::accumulation_method::segments ? "segments" : "atomics");
+                .set("accumulation_used", accumulation_name_of(res.accumulation));
             if (gemm) r.set("chunk_rows", by_gemm->chunk_rows()).set("cublas_version", by_gemm->cublas_version());
             r.set("iterations", its).set("inertia", res.inertia).set("empty_clusters_reseeded", res.reseeded);
             r.set("fit_median_ms", many.median_ms).set("fit_1iter_median_ms", one.median_ms);

@@ -195,9 +195,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"automatic", "fused", "gemm", "kernel", "cublas"}))
       ->capture_default_str();
   kms->add_option("--accumulation", km.accumulations,
-                  "How the fit adds the per-cluster sums (params.accumulation): automatic, atomics, segments; one row set each")
+                  "How the fit adds the per-cluster sums (params.accumulation): automatic, atomics, segments, owners (small k x d, fp32; other shapes skipped); one row set each")
       ->delimiter(',')
-      ->check(CLI::IsMember({"automatic", "atomics", "segments"}))
+      ->check(CLI::IsMember({"automatic", "atomics", "segments", "owners"}))
       ->capture_default_str();
   kms->add_option("--cublas-chunk-rows", km.cublas_chunk_rows, "Points per GEMM-path chunk (0: about 32 MiB of scores)")
       ->capture_default_str();

@@ -124,10 +124,20 @@ __global__ void __launch_bounds__(Body::block_threads) block_kernel(Body body, s
   body.finish(b);
 }
 
+/// Resident blocks of block_kernel<Body> with `smem_bytes` on the current device (SMs x blocks
+/// per SM), queried once per thread for each (device, size): the attribute and occupancy calls
+/// cost microseconds a launch, and k-means launches an assignment every iteration.
 template <class Body>
-void launch_blocks_cuda(std::size_t num_work, std::size_t smem_bytes, const Body& body, cudaStream_t stream) {
+std::size_t resident_blocks(std::size_t smem_bytes) {
+  struct cached {
+    int dev = -1;
+    std::size_t smem = 0;
+    std::size_t blocks = 0;
+  };
+  thread_local cached last;
   int dev = 0, sms = 0, per_sm = 0;
   WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
+  if (last.dev == dev && last.smem == smem_bytes) return last.blocks;
   WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   if (smem_bytes > 48 * 1024)
     WARPKV_CUDA_CHECK(cudaFuncSetAttribute(block_kernel<Body>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -137,7 +147,13 @@ void launch_blocks_cuda(std::size_t num_work, std::size_t smem_bytes, const Body
   if (per_sm <= 0)
     throw error(errc::unsupported, "warpkv: a block of " + std::to_string(Body::block_threads) + " threads with " +
                                        std::to_string(smem_bytes) + " bytes of shared memory cannot run on this GPU");
-  const std::size_t grid = std::min<std::size_t>(num_work, static_cast<std::size_t>(sms) * per_sm);
+  last = {dev, smem_bytes, static_cast<std::size_t>(sms) * static_cast<std::size_t>(per_sm)};
+  return last.blocks;
+}
+
+template <class Body>
+void launch_blocks_cuda(std::size_t num_work, std::size_t smem_bytes, const Body& body, cudaStream_t stream) {
+  const std::size_t grid = std::min<std::size_t>(num_work, resident_blocks<Body>(smem_bytes));
   block_kernel<Body><<<static_cast<unsigned>(grid), Body::block_threads, smem_bytes, stream>>>(body, num_work);
   WARPKV_CUDA_CHECK_LAUNCH("block_kernel launch");
 }

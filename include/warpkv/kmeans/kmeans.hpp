@@ -43,8 +43,10 @@
 //    atomics adds each point's coordinates with atomics (into a per-block shared copy when
 //    k x d + k + 1 words fit in 48 KiB); segments (automatic's choice when they do not fit, and
 //    on the gemm path) groups the points by cluster after the assignment and sums each segment in
-//    registers, one atomic per dimension per segment (detail/segment_sums.hpp). Bit-identical
-//    results; result.accumulation says which ran.
+//    registers, one atomic per dimension per segment (detail/segment_sums.hpp); owners
+//    (automatic's choice for small k x d on the fused fp32 kernel: k (d + 1) <= 128, d <= 64)
+//    gives each thread of a block one cluster's coordinate sum or count to keep in a register,
+//    so no point issues an atomic. Bit-identical results; result.accumulation says which ran.
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
 //    distances overflow float32, initial centroids of the wrong shape or not finite.
@@ -82,9 +84,10 @@ enum class init_method : std::uint8_t {
 /// How an iteration adds the points' coordinates into their clusters' sums (params.accumulation).
 /// Both give bit-identical results (fixed-point integer sums); they differ in cost only.
 enum class accumulation_method : std::uint8_t {
-  automatic,  ///< segments where the per-block shared accumulators do not fit (k x d + k + 1 words > 6144) or the gemm path runs; else atomics
+  automatic,  ///< owners where they apply; segments where the per-block shared accumulators do not fit (k x d + k + 1 words > 6144) or the gemm path runs; else atomics
   atomics,    ///< every coordinate of every point added with a fixed-point atomic: into the block's shared copy when it fits, else global memory
-  segments    ///< labels first, then the points grouped by cluster and summed per segment (detail/segment_sums.hpp)
+  segments,   ///< labels first, then the points grouped by cluster and summed per segment (detail/segment_sums.hpp)
+  owners      ///< small k x d (k (d + 1) <= 128, d <= 64, fused fp32 kernel): each thread of a block owns one cluster's coordinate sum (or count) in a register, filled from per-warp lane masks; no atomic per point (detail/assign.hpp)
 };
 
 struct params {
@@ -112,7 +115,7 @@ struct result {
   std::vector<double> inertia_history;  ///< inertia of each iteration's assignment (before its update)
   distance_method distance = distance_method::fused;  ///< the assignment path used: fused or gemm
   unsigned reseeded = 0;  ///< empty clusters re-seeded, summed over the iterations
-  accumulation_method accumulation = accumulation_method::atomics;  ///< how the sums were added: atomics or segments
+  accumulation_method accumulation = accumulation_method::atomics;  ///< how the sums were added: atomics, segments or owners
 };
 
 /// fit() on host ranges.
@@ -173,20 +176,38 @@ inline bool use_gemm(distance_method m, const execution& ex, std::size_t d, std:
          warpkv::detail::cublas_unavailable().empty();
 }
 
-/// Whether the sums go through segments (segment_sums.hpp) rather than per-point atomics; throws
-/// naming `name` for a value that is not one of the three.
-inline bool use_segments(accumulation_method m, bool gemm, std::size_t d, std::size_t k, const char* name) {
-  require(m == accumulation_method::automatic || m == accumulation_method::atomics || m == accumulation_method::segments,
-          name, "must be automatic, atomics or segments (got " + std::to_string(static_cast<unsigned>(m)) + ")");
-  if (m != accumulation_method::automatic) return m == accumulation_method::segments;
-  return gemm || (k * d + k + 1) * sizeof(std::uint64_t) > warpkv::detail::block_accumulators::max_bytes;
+/// Whether a shape can sum by owners: the fused fp32 kernel with one staged chunk of dimensions
+/// and one owner thread per (cluster, coordinate) and per cluster count.
+inline bool owners_fit(bool gemm, distance_precision prec, std::size_t d, std::size_t k) {
+  using body = warpkv::detail::assign_body<smem_layout::padded_odd>;
+  return !gemm && prec == distance_precision::fp32 && d <= body::max_chunk && k * (d + 1) <= body::block_threads;
+}
+
+/// How the sums are added (never automatic); throws naming `name` for a value that is not a
+/// method, or for owners on a shape that cannot use them.
+inline accumulation_method pick_accumulation(accumulation_method m, bool gemm, distance_precision prec, std::size_t d,
+                                             std::size_t k, const char* name) {
+  require(m == accumulation_method::automatic || m == accumulation_method::atomics ||
+              m == accumulation_method::segments || m == accumulation_method::owners,
+          name, "must be automatic, atomics, segments or owners (got " + std::to_string(static_cast<unsigned>(m)) + ")");
+  const bool owners = owners_fit(gemm, prec, d, k);
+  if (m == accumulation_method::owners)
+    require(owners, name,
+            "owners needs the fused fp32 kernel, d <= 64 and k (d + 1) <= 128 (d = " + std::to_string(d) +
+                ", k = " + std::to_string(k) + ")");
+  if (m != accumulation_method::automatic) return m;
+  if (owners) return accumulation_method::owners;
+  return gemm || (k * d + k + 1) * sizeof(std::uint64_t) > warpkv::detail::block_accumulators::max_bytes
+             ? accumulation_method::segments
+             : accumulation_method::atomics;
 }
 
 inline void check_params(const params& p, std::size_t d, std::size_t k) {
   require(p.max_iter > 0, "params.max_iter", "must be at least 1");
   require(p.tol >= 0 && p.tol == p.tol, "params.tol", "must be >= 0");
   check_precision(p.precision, "params.precision");
-  (void)use_segments(p.accumulation, false, d, k, "params.accumulation");  // rejects a bad value before any work
+  // Rejects a bad choice before any work (automatic never takes gemm where owners fit: k x d < 2^16).
+  (void)pick_accumulation(p.accumulation, p.distance == distance_method::gemm, p.precision, d, k, "params.accumulation");
   if (p.init == init_method::user)
     require(p.initial_centroids.size() == k * d, "params.initial_centroids",
             "must hold k x d = " + std::to_string(k * d) + " values, holds " +
@@ -276,9 +297,10 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   std::optional<wd::gemm_assigner> by_gemm;
   if (gemm) by_gemm.emplace(ex, n, a.d, a.k, p.precision == distance_precision::tf32);
   r.distance = gemm ? distance_method::gemm : distance_method::fused;
+  r.accumulation = impl::pick_accumulation(p.accumulation, gemm, p.precision, d, k, "params.accumulation");
+  a.by_owners = r.accumulation == accumulation_method::owners;
   std::optional<wd::segment_summer> by_segments;
-  if (impl::use_segments(p.accumulation, gemm, d, k, "params.accumulation")) by_segments.emplace(ex, n, k);
-  r.accumulation = by_segments ? accumulation_method::segments : accumulation_method::atomics;
+  if (r.accumulation == accumulation_method::segments) by_segments.emplace(ex, n, k);
   const auto assign_step = [&] {
     wd::assign_args step = a;
     if (by_segments) step.sums = nullptr;  // added afterwards, segment by segment

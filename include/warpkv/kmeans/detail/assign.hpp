@@ -18,12 +18,21 @@
 // atomics, per block in shared memory when k x d is small (flushed once per block), else
 // straight to global memory (block_accumulators, shared with the TF32 body in assign_mma.hpp);
 // the inertia in a register per thread, flushed once per block.
+// Small k x d (k (d + 1) <= 128, d <= 64; args.by_owners, kmeans' accumulation_method::owners):
+// no atomics per point at all. 16 clusters put every
+// lane of a warp on the same few shared words (and a 64-bit shared add is a compare-and-swap
+// loop), so instead each thread owns one (cluster, coordinate) pair for the whole block: per
+// tile, every warp publishes, per cluster, the mask of its lanes that chose it (one
+// __match_any_sync), and the owner of (c, j) adds coordinate j of the points in cluster c's
+// masks to a register (owner of (c, d): the count, by popcount); one atomic per owner per block.
+// The centroids of such a block are staged once, in start(), not once per tile.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/tile.hpp"
 #include "warpkv/kmeans/detail/fixed_point.hpp"
 #include "warpkv/kmeans/detail/layout.hpp"
 
@@ -77,6 +86,7 @@ struct assign_args {
   double sum_scale = 1;
   double dist_scale = 1;
   const float* centre = nullptr;  ///< d, tf32 paths only (assign_mma.hpp): coordinates are taken relative to it
+  bool by_owners = false;  ///< fp32 fused kernel: sums and counts by (cluster, coordinate) owners where the shape allows
 };
 
 /// The per-cluster sums, counts and inertia of the assignment step, shared by both assignment
@@ -193,11 +203,14 @@ struct assign_body {
   static constexpr unsigned max_chunk = 64;         ///< dimensions staged at once
   static constexpr unsigned staged_centroids = 128;  ///< centroids staged at once when d <= max_chunk
 
+  static constexpr unsigned warps = block_threads / 32;
+
   struct thread_state {
     float acc[reg_tile];
     float best;
     std::int32_t label;
     std::uint64_t inertia;  ///< fixed point, this thread's points so far (zero-initialised per block)
+    std::uint64_t owned;    ///< aggregate mode: the sum (or count) of the (cluster, coordinate) this thread owns
   };
 
   assign_args a;
@@ -207,6 +220,10 @@ struct assign_body {
   unsigned stride = 0;   ///< words per point row in shared memory (from cwidth and the layout)
   unsigned cstride = 0;  ///< words per centroid row in shared memory (= cwidth: 16-byte rows)
   unsigned staged = 0;   ///< centroid rows in shared memory
+  bool resident = false;   ///< every centroid fits the staged rows: staged once per block, in start()
+  bool aggregate = false;  ///< small k x d: sums and counts by (cluster, coordinate) owners (header comment)
+  std::size_t masks_offset = 0;  ///< aggregate: byte offset of the k x warps lane masks in shared memory
+  assign_args point_args;        ///< aggregate: `a` without sums and counts (what record_point still does)
   block_accumulators accum;
 
   static assign_body make(const assign_args& args) {
@@ -218,32 +235,62 @@ struct assign_body {
     b.stride = row_stride<L>(b.cwidth);
     b.cstride = b.cwidth;
     b.staged = b.nchunks == 1 ? staged_centroids : reg_tile;
+    b.resident = b.nchunks == 1 && args.k <= b.staged;
+    b.aggregate = args.by_owners && b.nchunks == 1 && (args.sums != nullptr || args.counts != nullptr) &&
+                  std::size_t{args.k} * (args.d + 1) <= block_threads;
+    b.point_args = args;
+    if (b.aggregate) b.point_args.sums = b.point_args.counts = nullptr;
     // 128 * stride floats = a multiple of 16 bytes: the centroid rows start 16-byte aligned.
     const std::size_t floats = std::size_t{block_threads} * b.stride + std::size_t{b.staged} * b.cstride;
-    b.accum = block_accumulators::plan(args, floats * sizeof(float));
+    b.masks_offset = floats * sizeof(float);
+    const std::size_t mask_bytes = b.aggregate ? std::size_t{args.k} * warps * sizeof(std::uint32_t) : 0;
+    b.accum = block_accumulators::plan(b.point_args, b.masks_offset + mask_bytes);
     return b;
   }
-  [[nodiscard]] std::size_t smem_bytes() const { return accum.end_bytes(a); }
+  [[nodiscard]] std::size_t smem_bytes() const { return accum.end_bytes(point_args); }
+  /// Centroid rows to stage from c0 on: whole register tiles, no more than the centroids left.
+  [[nodiscard]] WARPKV_HD unsigned rows_from(unsigned c0) const {
+    const unsigned tiles = (a.k - c0 + reg_tile - 1) / reg_tile * reg_tile;
+    return tiles < staged ? tiles : staged;
+  }
   [[nodiscard]] std::size_t num_tiles() const { return (a.n + block_threads - 1) / block_threads; }
 
   template <class Block>
   WARPKV_HD void start(Block& b) const {
-    accum.start(b, a, block_threads);
+    // Resident centroids: the first tile's barrier (after its points are staged) orders this.
+    if (resident) stage_centroids(b, centroid_rows(b), 0, rows_from(0), 0, a.d);
+    accum.start(b, point_args, block_threads);
   }
   template <class Block>
   WARPKV_HD void finish(Block& b) const {
-    accum.finish(b, a, block_threads);
+    if (aggregate) {
+      b.for_each_thread([&](unsigned t, thread_state& s) {
+        if (s.owned == 0) return;
+        const unsigned c = t / (a.d + 1), j = t % (a.d + 1);
+        add_fixed(j < a.d ? a.sums + std::size_t{c} * a.d + j : a.counts + c, s.owned);
+      });
+    }
+    accum.finish(b, point_args, block_threads);
+  }
+  template <class Block>
+  WARPKV_HD float* centroid_rows(Block& b) const {
+    return reinterpret_cast<float*>(b.smem()) + std::size_t{block_threads} * stride;
+  }
+  template <class Block>
+  WARPKV_HD std::uint32_t* lane_masks(Block& b) const {
+    return reinterpret_cast<std::uint32_t*>(b.smem() + masks_offset);
   }
 
   /// Stages columns [col0, col0 + width) of points [first, first + 128) (zeros past n).
   template <class Block>
   WARPKV_HD void stage_points(Block& b, float* sx, std::size_t first, unsigned col0, unsigned width) const {
     const unsigned padded = (width + 3) / 4 * 4;
-    const std::size_t total = std::size_t{block_threads} * padded;
+    const unsigned total = block_threads * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
-      // Consecutive threads take consecutive columns of a row: coalesced global reads.
-      for (std::size_t e = t; e < total; e += block_threads) {
-        const std::size_t row = e / padded, col = e % padded;
+      // Consecutive threads take consecutive columns of a row: coalesced global reads. (32-bit
+      // index arithmetic: a 64-bit division per element cost more than the distances at d = 4.)
+      for (unsigned e = t; e < total; e += block_threads) {
+        const unsigned row = e / padded, col = e % padded;
         const std::size_t i = first + row;
         sx[row * stride + col] = i < a.n && col < width ? a.points[i * a.d + col0 + col] : 0.0f;
       }
@@ -255,11 +302,11 @@ struct assign_body {
   WARPKV_HD void stage_centroids(Block& b, float* sc, unsigned c0, unsigned rows, unsigned col0,
                                  unsigned width) const {
     const unsigned padded = (width + 3) / 4 * 4;
-    const std::size_t total = std::size_t{rows} * padded;
+    const unsigned total = rows * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
-      for (std::size_t e = t; e < total; e += block_threads) {
-        const std::size_t row = e / padded, col = e % padded;
-        const std::size_t c = c0 + row;
+      for (unsigned e = t; e < total; e += block_threads) {
+        const unsigned row = e / padded, col = e % padded;
+        const std::size_t c = std::size_t{c0} + row;
         sc[row * cstride + col] = c < a.k && col < width ? a.centroids[c * a.d + col0 + col] : 0.0f;
       }
     });
@@ -268,7 +315,7 @@ struct assign_body {
   template <class Block>
   WARPKV_HD void operator()(Block& b, std::size_t tile) const {
     float* sx = reinterpret_cast<float*>(b.smem());
-    float* sc = sx + std::size_t{block_threads} * stride;
+    float* sc = centroid_rows(b);
     const std::size_t first = tile * block_threads;
     b.for_each_thread([&](unsigned, thread_state& s) {
       s.best = __builtin_huge_valf();
@@ -278,8 +325,11 @@ struct assign_body {
       const unsigned c_end = c0 + staged < a.k ? c0 + staged : a.k;
       if (nchunks == 1) {
         b.sync();  // every thread is done with the previous stage (and the previous tile)
-        if (c0 == 0) stage_points(b, sx, first, 0, a.d);
-        stage_centroids(b, sc, c0, staged, 0, a.d);
+        if (c0 == 0) {
+          stage_points(b, sx, first, 0, a.d);
+          if (aggregate) clear_masks(b);
+        }
+        if (!resident) stage_centroids(b, sc, c0, rows_from(c0), 0, a.d);
         b.sync();
       }
       for (unsigned r0 = c0; r0 < c_end; r0 += reg_tile) {
@@ -298,6 +348,7 @@ WARPKV_KMEANS_UNROLL
             b.sync();
           }
           const unsigned padded = (width + 3) / 4 * 4;
+          const unsigned live = c_end - r0;  // < reg_tile only in the last register tile
           b.for_each_thread([&](unsigned t, thread_state& s) {
             const float* row = sx + std::size_t{t} * stride;
             const float* cent = sc + std::size_t{row0} * cstride;
@@ -307,6 +358,7 @@ WARPKV_KMEANS_UNROLL
               for (unsigned q = 0; q < 4; ++q) x[q] = row[j + q];  // the bank-sensitive loads
 WARPKV_KMEANS_UNROLL
               for (unsigned c = 0; c < reg_tile; ++c) {
+                if (c >= live) break;  // k = 16: half the tile; the loop stays unrolled (acc in registers)
                 float cv[4];
                 load4(cent + c * cstride + j, cv);  // broadcast, 16 bytes
                 float acc = s.acc[c];
@@ -335,14 +387,64 @@ WARPKV_KMEANS_UNROLL
   }
 
   template <class Block>
+  WARPKV_HD void clear_masks(Block& b) const {
+    std::uint32_t* masks = lane_masks(b);
+    b.for_each_thread([&](unsigned t, thread_state&) {
+      for (unsigned e = t; e < a.k * warps; e += block_threads) masks[e] = 0;
+    });
+  }
+
+  template <class Block>
   WARPKV_HD void emit(Block& b, const float* sx, std::size_t first) const {
     std::uint64_t* acc = accum.shared(b);
+    if (aggregate) return emit_aggregated(b, sx, first, acc);
     b.for_each_thread([&](unsigned t, thread_state& s) {
       const std::size_t i = first + t;
       if (i >= a.n) return;
       block_accumulators::record(
           a, acc, i, s.label, s.best,
           [&](unsigned j) { return nchunks == 1 ? sx[std::size_t{t} * stride + j] : a.points[i * a.d + j]; }, &s.inertia);
+    });
+  }
+
+  /// Aggregate mode (header comment): labels, distances and inertia per point as usual; the
+  /// sums and counts through the per-cluster lane masks and their owners. The masks were
+  /// cleared with this tile's points staged; the next tile's first barrier guards sx and them.
+  template <class Block>
+  WARPKV_HD void emit_aggregated(Block& b, const float* sx, std::size_t first, std::uint64_t* acc) const {
+    std::uint32_t* masks = lane_masks(b);
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      const std::size_t i = first + t;
+      const bool valid = i < a.n;
+      if (valid) block_accumulators::record_point(point_args, acc, i, s.label, s.best, &s.inertia);
+      std::uint32_t* mask = masks + static_cast<std::size_t>(s.label) * warps + t / 32;
+#if WARPKV_DEVICE_PASS
+      const unsigned in_tile = __ballot_sync(0xffffffffu, valid);  // every lane of the block gets here
+      if (valid) {
+        const unsigned peers = __match_any_sync(in_tile, s.label);
+        if (static_cast<unsigned>(lowest_lane(peers)) == t % 32) *mask = peers;
+      }
+#else
+      if (valid) *mask |= 1u << (t % 32);  // the block's threads run in turn here: no race
+#endif
+    });
+    b.sync();
+    b.for_each_thread([&](unsigned t, thread_state& s) {
+      if (t >= a.k * (a.d + 1)) return;
+      const unsigned c = t / (a.d + 1), j = t % (a.d + 1);
+      const std::uint32_t* cluster = masks + std::size_t{c} * warps;
+      if (j == a.d) {
+        if (a.counts == nullptr) return;
+        for (unsigned w = 0; w < warps; ++w) s.owned += static_cast<unsigned>(popcount32(cluster[w]));
+        return;
+      }
+      if (a.sums == nullptr) return;
+      for (unsigned w = 0; w < warps; ++w) {
+        for (std::uint32_t m = cluster[w]; m != 0; m &= m - 1) {
+          const unsigned lane = static_cast<unsigned>(lowest_lane(m));
+          s.owned += to_fixed(static_cast<double>(sx[std::size_t{w * 32 + lane} * stride + j]) * a.sum_scale);
+        }
+      }
     });
   }
 };
