@@ -316,20 +316,21 @@ TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
     kmeans::distance_method distance;
     kmeans::distance_precision precision;
     accumulation_method automatic_picks;
+    bool owners_fit;  ///< params.accumulation = owners may run on this shape
   };
   constexpr auto fused = kmeans::distance_method::fused;
   constexpr auto fp32 = kmeans::distance_precision::fp32;
   const shape shapes[] = {
-      {1000, 5, 7, fused, fp32, accumulation_method::owners},
+      {1000, 5, 7, fused, fp32, accumulation_method::atomics, true},
       // the benchmark's d = 4, k = 16, and the largest owners shape, k (d + 1) = 128
-      {2000, 4, 16, fused, fp32, accumulation_method::owners},
-      {1500, 7, 16, fused, fp32, accumulation_method::owners},
-      {1500, 7, 17, fused, fp32, accumulation_method::atomics},  // k (d + 1) = 136: one owner per thread is not enough
-      {1000, 5, 7, fused, kmeans::distance_precision::tf32, accumulation_method::atomics},  // owners: fp32 only
-      {900, 48, 150, fused, fp32, accumulation_method::segments},
-      {700, 130, 20, fused, fp32, accumulation_method::atomics},
-      {900, 48, 150, fused, kmeans::distance_precision::tf32, accumulation_method::segments},
-      {600, 37, 12, kmeans::distance_method::gemm, fp32, accumulation_method::segments},
+      {2000, 4, 16, fused, fp32, accumulation_method::atomics, true},
+      {1500, 7, 16, fused, fp32, accumulation_method::atomics, true},
+      {1500, 7, 17, fused, fp32, accumulation_method::atomics, false},  // k (d + 1) = 136: one owner per thread is not enough
+      {1000, 5, 7, fused, kmeans::distance_precision::tf32, accumulation_method::atomics, false},  // owners: fp32 only
+      {900, 48, 150, fused, fp32, accumulation_method::segments, false},
+      {700, 130, 20, fused, fp32, accumulation_method::atomics, false},
+      {900, 48, 150, fused, kmeans::distance_precision::tf32, accumulation_method::segments, false},
+      {600, 37, 12, kmeans::distance_method::gemm, fp32, accumulation_method::segments, false},
   };
   for (const shape& sh : shapes) {
     SCOPED_TRACE("n=" + std::to_string(sh.n) + " d=" + std::to_string(sh.d) + " k=" + std::to_string(sh.k));
@@ -348,7 +349,7 @@ TEST(Kmeans, SegmentSumsEqualPerPointAtomicsBitForBit) {
          {accumulation_method::atomics, accumulation_method::segments, accumulation_method::owners}) {
       SCOPED_TRACE("accumulation " + std::to_string(static_cast<int>(m)));
       p.accumulation = m;
-      if (m == accumulation_method::owners && sh.automatic_picks != accumulation_method::owners) {
+      if (m == accumulation_method::owners && !sh.owners_fit) {
         // Asked for where it cannot run: refused, naming the parameter.
         expect_invalid([&] { (void)kmeans::fit(b.points, sh.n, sh.d, sh.k, p); }, "params.accumulation");
         continue;

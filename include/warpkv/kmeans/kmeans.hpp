@@ -43,10 +43,11 @@
 //    atomics adds each point's coordinates with atomics (into a per-block shared copy when
 //    k x d + k + 1 words fit in 48 KiB); segments (automatic's choice when they do not fit, and
 //    on the gemm path) groups the points by cluster after the assignment and sums each segment in
-//    registers, one atomic per dimension per segment (detail/segment_sums.hpp); owners
-//    (automatic's choice for small k x d on the fused fp32 kernel: k (d + 1) <= 128, d <= 64)
-//    gives each thread of a block one cluster's coordinate sum or count to keep in a register,
-//    so no point issues an atomic. Bit-identical results; result.accumulation says which ran.
+//    registers, one atomic per dimension per segment (detail/segment_sums.hpp); owners (opt-in,
+//    small k x d on the fused fp32 kernel: k (d + 1) <= 128, d <= 64) gives each thread of a
+//    block one cluster's coordinate sum or count to keep in a register, so no point issues an
+//    atomic (measured slower than atomics at d = 4, k = 16, so automatic does not take it).
+//    Bit-identical results; result.accumulation says which ran.
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
 //    distances overflow float32, initial centroids of the wrong shape or not finite.
@@ -84,7 +85,7 @@ enum class init_method : std::uint8_t {
 /// How an iteration adds the points' coordinates into their clusters' sums (params.accumulation).
 /// Both give bit-identical results (fixed-point integer sums); they differ in cost only.
 enum class accumulation_method : std::uint8_t {
-  automatic,  ///< owners where they apply; segments where the per-block shared accumulators do not fit (k x d + k + 1 words > 6144) or the gemm path runs; else atomics
+  automatic,  ///< segments where the per-block shared accumulators do not fit (k x d + k + 1 words > 6144) or the gemm path runs; else atomics
   atomics,    ///< every coordinate of every point added with a fixed-point atomic: into the block's shared copy when it fits, else global memory
   segments,   ///< labels first, then the points grouped by cluster and summed per segment (detail/segment_sums.hpp)
   owners      ///< small k x d (k (d + 1) <= 128, d <= 64, fused fp32 kernel): each thread of a block owns one cluster's coordinate sum (or count) in a register, filled from per-warp lane masks; no atomic per point (detail/assign.hpp)
@@ -196,7 +197,8 @@ inline accumulation_method pick_accumulation(accumulation_method m, bool gemm, d
             "owners needs the fused fp32 kernel, d <= 64 and k (d + 1) <= 128 (d = " + std::to_string(d) +
                 ", k = " + std::to_string(k) + ")");
   if (m != accumulation_method::automatic) return m;
-  if (owners) return accumulation_method::owners;
+  // Not owners: measured slower than the per-block shared atomics at d = 4, k = 16 (0.81 vs
+  // 0.60 ms per assignment at n = 2^24 on an H200, docs/perf.md session 7).
   return gemm || (k * d + k + 1) * sizeof(std::uint64_t) > warpkv::detail::block_accumulators::max_bytes
              ? accumulation_method::segments
              : accumulation_method::atomics;

@@ -285,16 +285,31 @@ struct assign_body {
   template <class Block>
   WARPKV_HD void stage_points(Block& b, float* sx, std::size_t first, unsigned col0, unsigned width) const {
     const unsigned padded = (width + 3) / 4 * 4;
-    const unsigned total = block_threads * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
-      // Consecutive threads take consecutive columns of a row: coalesced global reads. (32-bit
-      // index arithmetic: a 64-bit division per element cost more than the distances at d = 4.)
-      for (unsigned e = t; e < total; e += block_threads) {
-        const unsigned row = e / padded, col = e % padded;
+      // Consecutive threads take consecutive columns of a row: coalesced global reads.
+      for_each_element(t, block_threads, padded, [&](unsigned row, unsigned col) {
         const std::size_t i = first + row;
         sx[row * stride + col] = i < a.n && col < width ? a.points[i * a.d + col0 + col] : 0.0f;
-      }
+      });
     });
+  }
+
+  /// Elements e = t, t + 128, ... of a rows x padded block, as (row, col), with no division per
+  /// element: at d = 4 the kernel is instruction-bound (ncu, docs/perf.md session 7), and two
+  /// divisions per staged float cost more than its distances.
+  template <class F>
+  WARPKV_HD static void for_each_element(unsigned t, unsigned rows, unsigned padded, F&& f) {
+    const unsigned drow = block_threads / padded, dcol = block_threads % padded;
+    unsigned row = t / padded, col = t % padded;
+    while (row < rows) {
+      f(row, col);
+      row += drow;
+      col += dcol;
+      if (col >= padded) {  // dcol < padded: at most one wrap
+        col -= padded;
+        ++row;
+      }
+    }
   }
 
   /// Stages columns [col0, col0 + width) of centroids [c0, c0 + rows) (zeros past k).
@@ -302,13 +317,11 @@ struct assign_body {
   WARPKV_HD void stage_centroids(Block& b, float* sc, unsigned c0, unsigned rows, unsigned col0,
                                  unsigned width) const {
     const unsigned padded = (width + 3) / 4 * 4;
-    const unsigned total = rows * padded;
     b.for_each_thread([&](unsigned t, thread_state&) {
-      for (unsigned e = t; e < total; e += block_threads) {
-        const unsigned row = e / padded, col = e % padded;
+      for_each_element(t, rows, padded, [&](unsigned row, unsigned col) {
         const std::size_t c = std::size_t{c0} + row;
         sc[row * cstride + col] = c < a.k && col < width ? a.centroids[c * a.d + col0 + col] : 0.0f;
-      }
+      });
     });
   }
 
