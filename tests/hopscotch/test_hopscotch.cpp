@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <random>
 #include <vector>
 
 #include "../common/hot_keys.hpp"
 #include "../common/map_suite.hpp"
+#include "warpkv/core/batch.hpp"
 #include "warpkv/core/launcher.hpp"
+#include "warpkv/core/map_ops.hpp"
 #include "warpkv/core/work_sharing.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 
@@ -261,6 +264,35 @@ TEST(HopscotchGrowth, HotKeysDoNotCauseGrowth) {
   EXPECT_EQ(map.capacity(), cap) << "a table with room for 100 keys grew under hot-key contention";
   ASSERT_EQ(map.validate(), "");
 }
+
+#if WARPKV_HAS_CUDA
+// The bulk find and insert kernels keep the registers and local memory of the hot path. The
+// stash (a rare fallback) once went in with its loops unrolled: the u32 insert kernel took 128
+// registers and spilled 580 bytes, the find kernel went from 34 registers to 46, and on the GPU
+// inserts ran 2.3x and finds 1.5x slower at load 0.5, where the stash is never used (docs/perf.md,
+// session 7). Bounds from nvcc 13.0 for sm_90 with some headroom; a new toolkit that exceeds them
+// needs a look at `-Xptxas -v`, not a looser bound.
+template <class Op>
+cudaFuncAttributes bulk_kernel_attributes() {
+  cudaFuncAttributes a{};
+  EXPECT_EQ(cudaFuncGetAttributes(&a, detail::tile_kernel<4, detail::batch_body<4, Op>>), cudaSuccess);
+  return a;
+}
+
+TEST(HopscotchKernels, HotPathsKeepTheirRegisterBudget) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
+  using ref32 = hopscotch_ref<std::uint32_t, std::uint32_t>;
+  const auto find = bulk_kernel_attributes<detail::find_op<ref32, std::uint32_t, std::uint32_t>>();
+  const auto insert = bulk_kernel_attributes<detail::insert_op<ref32, std::uint32_t, std::uint32_t>>();
+  EXPECT_LE(find.numRegs, 40);
+  EXPECT_LE(find.localSizeBytes, 96u);
+  EXPECT_LE(insert.numRegs, 72);
+  EXPECT_LE(insert.localSizeBytes, 96u);
+  std::cout << "[ registers ] find " << find.numRegs << " (local " << find.localSizeBytes << " B), insert "
+            << insert.numRegs << " (local " << insert.localSizeBytes << " B)\n";
+}
+#endif
 
 // A user kernel in GLHT's style: every lane holds its own insert, and the tile serves them in
 // turn through the device ref (warpkv::serve_each), all lanes cooperating on each one.
