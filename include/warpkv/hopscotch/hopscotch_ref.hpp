@@ -204,11 +204,7 @@ class hopscotch_ref {
         }
       }
       const bool overflow = detail::hop::overflowed(h);
-      if (s.offset < 0 && overflow) {
-        const stash_hit hit = search_stash(t, kb);
-        s.stash = hit.slot;
-        if (hit.slot >= 0) s.value = hit.value;
-      }
+      if (s.offset < 0 && overflow) search_stash(t, kb, s);
       if ((bm == 0 && !overflow) || (layout::packed && s.found())) return s;
       atomic_thread_fence(memory_order::acquire);
       const std::uint64_t again = hop_ref(b).load(memory_order::relaxed);
@@ -216,30 +212,21 @@ class hopscotch_ref {
     }
   }
 
-  /// A key's place in the stash: its slot's index (-1: not there) and value.
-  struct stash_hit {
-    long slot;
-    value_bits value;
-  };
-
-  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...).
+  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...) and records a hit in s.
   template <class Tile>
-  WARPKV_HD stash_hit search_stash(const Tile& t, key_bits kb) const {
+  WARPKV_HD void search_stash(const Tile& t, key_bits kb, snapshot& s) const {
     constexpr unsigned T = Tile::size();
     const std::size_t first = stash_home_bits(kb);
-#if WARPKV_DEVICE_PASS
-#pragma unroll 1  // unrolled, its loads were hoisted: the find kernel went from 34 registers to 46 (perf.md, session 7)
-#endif
     for (unsigned base = 0; base < detail::stash_window; base += T) {
       const auto e = layout::load(stash_[stash_idx(first, base + t.thread_rank())], memory_order::relaxed);
       const std::uint32_t hits = t.ballot(e.key == kb);
       if (hits != 0) {
         const int lane = lowest_lane(hits);
-        return {static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane))),
-                t.shfl(e.value, static_cast<unsigned>(lane))};
+        s.stash = static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane)));
+        s.value = t.shfl(e.value, static_cast<unsigned>(lane));
+        return;
       }
     }
-    return {-1, value_bits{}};
   }
 
   /// Places kb in the stash: lane 0 locks b from the search's word h (unlocked, kb absent, no
@@ -256,9 +243,6 @@ class hopscotch_ref {
       if (hop_ref(b).compare_exchange(expected, locked, memory_order::acq_rel)) {
         r = stash_full;
         const std::size_t first = stash_home_bits(kb);
-#if WARPKV_DEVICE_PASS
-#pragma unroll 1  // unrolled, the insert kernel took 128 registers and spilled 580 bytes (perf.md, session 7)
-#endif
         for (unsigned j = 0; j < detail::stash_window; ++j) {
           slot_type& slot = stash_[stash_idx(first, j)];
           if (layout::load(slot, memory_order::relaxed).key != empty_) continue;
