@@ -18,14 +18,14 @@
 // atomics, per block in shared memory when k x d is small (flushed once per block), else
 // straight to global memory (block_accumulators, shared with the TF32 body in assign_mma.hpp);
 // the inertia in a register per thread, flushed once per block.
-// Small k x d (k (d + 1) <= 128, d <= 64; args.by_owners, kmeans' accumulation_method::owners):
-// no atomics per point at all. 16 clusters put every
-// lane of a warp on the same few shared words (and a 64-bit shared add is a compare-and-swap
-// loop), so instead each thread owns one (cluster, coordinate) pair for the whole block: per
+// Small k x d (k (d + 1) <= 128, d <= 64; args.by_owners, kmeans' accumulation_method::owners,
+// opt-in): no atomic per point. 16 clusters put every lane of a warp on the same few shared
+// words, so instead each thread owns one (cluster, coordinate) pair for the whole block: per
 // tile, every warp publishes, per cluster, the mask of its lanes that chose it (one
 // __match_any_sync), and the owner of (c, j) adds coordinate j of the points in cluster c's
 // masks to a register (owner of (c, d): the count, by popcount); one atomic per owner per block.
-// The centroids of such a block are staged once, in start(), not once per tile.
+// Measured slower than the shared atomics at d = 4, k = 16 on an H200 (docs/perf.md, session 7).
+// When every centroid fits the staged rows they are staged once per block, in start().
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -295,8 +295,8 @@ struct assign_body {
   }
 
   /// Elements e = t, t + 128, ... of a rows x padded block, as (row, col), with no division per
-  /// element: at d = 4 the kernel is instruction-bound (ncu, docs/perf.md session 7), and two
-  /// divisions per staged float cost more than its distances.
+  /// element (at d = 4 the kernel is instruction-bound, ncu in docs/perf.md session 7; removing
+  /// the divisions measured no change there, so they were not its bottleneck).
   template <class F>
   WARPKV_HD static void for_each_element(unsigned t, unsigned rows, unsigned padded, F&& f) {
     const unsigned drow = block_threads / padded, dcol = block_threads % padded;
