@@ -11,6 +11,7 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <random>
@@ -115,6 +116,7 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
     cfg.eviction = policies[(seed / 2) % 3];
     cfg.sync = seed % 2 == 0 ? cache_slot_sync::optimistic : cache_slot_sync::rw_lock;
     cfg.layout = seed % 3 == 1 ? cache_layout::inline_values : cache_layout::value_slab;
+    cfg.key_digests = seed % 4 == 1 || seed % 4 == 2;  // both sync modes, also at the reduced scale
     cfg.seed = rng();
     Cache cache(cfg, ex);
     const std::size_t words = cache.value_stride() / 8;
@@ -139,8 +141,21 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
       std::vector<std::byte> out(n * cache.value_stride());
       std::vector<status> st(n);
       cache_evictions<Key> ev;
+      // the order the model replays: one host tile runs a batch's read phase (gets, contains and
+      // the get_or_sets of keys present when the batch begins) in index order, then the other
+      // operations in index order (kv_cache::queue_batch); a GPU batch of one operation is its
+      // own order
+      std::vector<std::size_t> order;
+      for (std::size_t i = 0; i < n; ++i)
+        if (ops[i] == cache_op::get || ops[i] == cache_op::contains ||
+            (ops[i] == cache_op::get_or_set && model.count(ids[i]) != 0))
+          order.push_back(i);
+      for (std::size_t i = 0; i < n; ++i)
+        if (!(ops[i] == cache_op::get || ops[i] == cache_op::contains ||
+              (ops[i] == cache_op::get_or_set && model.count(ids[i]) != 0)))
+          order.push_back(i);
       if (ex.where == backend::host) {
-        cache.execute(ops, keys, in, out, st, &ev);  // one host tile: the batch runs in index order
+        cache.execute(ops, keys, in, out, st, &ev);
       } else {
         // the GPU runs a batch's operations concurrently: one operation per batch keeps the order
         const std::size_t stride = cache.value_stride();
@@ -157,8 +172,9 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
           }
         }
       }
-      std::size_t next_ev = 0;
-      for (std::size_t i = 0; i < n; ++i) {
+      if (ex.where != backend::host) std::iota(order.begin(), order.end(), std::size_t{0});
+      std::size_t next_ev = 0;  // evictions come from the write phase only: in index order
+      for (const std::size_t i : order) {
         const bool present = model.count(ids[i]) != 0;
         const std::uint64_t kb = key_id_bits(keys[i]);
         switch (ops[i]) {
@@ -772,21 +788,16 @@ TEST(CacheLinearizability, CheckerAcceptsEvictionAndRejectsStaleValues) {
 // operations must be linearizable (check_cache_batch) from its state when the batch began
 // (exported after the previous batch) to its state after it, with exactly the reported
 // evictions as the cache's own forgetting: eviction may explain a miss, never a stale value.
+// `cfg`: the configuration under test (its capacity is set here).
 template <class Cache>
-void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
-          cache_slot_sync sync = cache_slot_sync::optimistic, cache_eviction_policy policy = cache_eviction_policy::lru,
-          cache_layout layout = cache_layout::value_slab, bool absorb_sets = false) {
-  SCOPED_TRACE(::testing::Message() << "bucket width " << Cache::bucket_width << ", sync " << static_cast<int>(sync)
-                                    << ", eviction " << static_cast<int>(policy) << ", layout " << static_cast<int>(layout)
-                                    << ", absorb_sets " << absorb_sets);
-  cache_config cfg;
+void race(const execution& ex, cache_config cfg) {
+  SCOPED_TRACE(::testing::Message() << "bucket width " << Cache::bucket_width << ", value bytes " << cfg.value_bytes
+                                    << ", max kicks " << cfg.max_kicks << ", sync " << static_cast<int>(cfg.sync)
+                                    << ", eviction " << static_cast<int>(cfg.eviction) << ", layout "
+                                    << static_cast<int>(cfg.layout) << ", absorb_sets " << cfg.absorb_sets
+                                    << ", combine_get_or_set " << cfg.combine_get_or_set << ", key_digests "
+                                    << cfg.key_digests);
   cfg.capacity = 64;
-  cfg.value_bytes = value_bytes;
-  cfg.max_kicks = max_kicks;
-  cfg.sync = sync;
-  cfg.eviction = policy;
-  cfg.layout = layout;
-  cfg.absorb_sets = absorb_sets;
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::mt19937_64 rng(77);
@@ -844,27 +855,122 @@ void race(const execution& ex, std::size_t value_bytes, std::uint32_t max_kicks,
 
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValues) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000);
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000);
-  race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000});
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 5000});
+  race<kv_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24, .max_kicks = 0});
 }
 
 // The same race with the seed's per-slot reader/writer locks (and clock eviction).
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::rw_lock);
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock);
-  race<kv_cache<std::uint64_t, 4, 1>>(ex, 24, 0, cache_slot_sync::rw_lock, cache_eviction_policy::random);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .sync = cache_slot_sync::rw_lock});
+  race<kv_cache<std::uint64_t, 8, 2>>(
+      ex, {.value_bytes = 32, .max_kicks = 5000, .eviction = cache_eviction_policy::clock, .sync = cache_slot_sync::rw_lock});
+  race<kv_cache<std::uint64_t, 4, 1>>(
+      ex, {.value_bytes = 24, .max_kicks = 0, .eviction = cache_eviction_policy::random, .sync = cache_slot_sync::rw_lock});
 }
 
 // The same race with set absorption: of each key's sets in a batch only the last writes, the
 // others are linearized just before it (statuses from the fix-up pass).
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithSetAbsorption) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::optimistic, cache_eviction_policy::lru,
-                                      cache_layout::value_slab, true);
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 0, cache_slot_sync::optimistic, cache_eviction_policy::lru,
-                                      cache_layout::value_slab, true);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .absorb_sets = true});
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true});
+}
+
+// The same race with get_or_set combining (alone, and with set absorption): of each key's
+// get_or_sets in a batch only the last runs, the others find its value (copied by the fix-up).
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithCombinedGetOrSet) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .combine_get_or_set = true});
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true, .combine_get_or_set = true});
+  race<kv_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24,
+                                           .max_kicks = 5000,
+                                           .eviction = cache_eviction_policy::clock,
+                                           .sync = cache_slot_sync::rw_lock,
+                                           .absorb_sets = true,
+                                           .combine_get_or_set = true});
+}
+
+// get_or_set combining, exactly: in a batch of get_or_sets on a few keys, a key present before
+// the batch is found by every one of its operations with its old value; an absent key is
+// inserted by exactly one operation and every other one finds that operation's value, which the
+// cache then holds; execute_resident's counts agree (with and without an output buffer).
+TEST(CacheAbsorb, CombinedGetOrSetOfAKeyRunsOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 8> cache({.capacity = 4096, .value_bytes = 40, .combine_get_or_set = true}, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  std::mt19937_64 rng(11);
+  std::uint64_t version = 1, next_key = 1;
+  for (int round = 0; round < 4; ++round) {
+    // 8 keys present (version 0) and 8 absent
+    std::vector<std::uint64_t> present, absent;
+    for (int j = 0; j < 8; ++j) present.push_back(key_of<std::uint64_t>(next_key++));
+    for (int j = 0; j < 8; ++j) absent.push_back(key_of<std::uint64_t>(next_key++));
+    std::vector<status> st0(present.size());
+    cache.set(present, values_for(cache, present, std::vector<std::uint64_t>(present.size(), 0)), st0);
+    const std::size_t n = scaled(3000, 500);
+    std::vector<std::uint64_t> keys(n), versions(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      keys[i] = rng() % 2 ? present[rng() % 8] : absent[rng() % 8];
+      versions[i] = version++;
+    }
+    const auto in = values_for(cache, keys, versions);
+    std::vector<status> st(n);
+    std::vector<std::byte> out(n * stride);
+    const int mode = round % 2;  // 0: the host-span batch; 1: execute_resident
+    if (mode == 0) {
+      cache.execute(std::vector<cache_op>(n, cache_op::get_or_set), keys, in, out, st);
+    } else {
+      buffer<std::uint64_t> d_keys = buffer<std::uint64_t>::from_host(keys, ex);
+      std::vector<std::uint64_t> w(n * words);
+      std::memcpy(w.data(), in.data(), in.size());
+      buffer<std::uint64_t> d_in = buffer<std::uint64_t>::from_host(w, ex);
+      buffer<std::uint64_t> d_out(n * words, ex);
+      buffer<status> d_st(n, ex);
+      const bool with_out = round == 1;
+      const batch_summary sum = cache.execute_resident(n, nullptr, cache_op::get_or_set, d_keys.data(), d_in.data(),
+                                                       with_out ? d_out.data() : nullptr, d_st.data());
+      d_st.copy_to_host(st.data(), n);
+      std::size_t used_absent = 0;
+      for (const std::uint64_t k : absent) used_absent += std::count(keys.begin(), keys.end(), k) > 0;
+      EXPECT_EQ(sum[status::inserted], used_absent);
+      EXPECT_EQ(sum[status::found], n - used_absent);
+      if (!with_out) continue;
+      std::vector<std::uint64_t> ow(n * words);
+      d_out.copy_to_host(ow.data(), ow.size());
+      std::memcpy(out.data(), ow.data(), out.size());
+    }
+    std::map<std::uint64_t, std::size_t> inserts;
+    std::map<std::uint64_t, std::uint64_t> inserted_version;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(st[i] == status::found || st[i] == status::inserted) << i;
+      const std::uint64_t v = check_value(keys[i], words_at(out, i, stride), words);
+      ASSERT_NE(v, ~0ull) << "torn or foreign value, op " << i;
+      if (st[i] == status::inserted) {
+        ++inserts[keys[i]];
+        EXPECT_EQ(v, versions[i]) << "an insert returns its own value";
+        inserted_version[keys[i]] = v;
+      }
+    }
+    for (const std::uint64_t k : present) EXPECT_EQ(inserts[k], 0u) << "present key " << k << " inserted";
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t v = check_value(keys[i], words_at(out, i, stride), words);
+      const bool was_present = std::find(present.begin(), present.end(), keys[i]) != present.end();
+      if (was_present) EXPECT_EQ(v, 0u) << "op " << i << " did not find the old value";
+      else EXPECT_EQ(v, inserted_version[keys[i]]) << "op " << i << " did not find the inserted value";
+    }
+    for (const std::uint64_t k : absent) {
+      if (std::count(keys.begin(), keys.end(), k) == 0) continue;
+      EXPECT_EQ(inserts[k], 1u) << "absent key " << k;
+      std::vector<std::uint64_t> one{k};
+      std::vector<std::byte> o1(stride);
+      std::vector<status> s1(1);
+      cache.get(one, o1, s1);
+      ASSERT_EQ(s1[0], status::found);
+      EXPECT_EQ(check_value(k, words_at(o1, 0, stride), words), inserted_version[k]);
+    }
+  }
 }
 
 // Set absorption, exactly: after a batch of sets on a few keys, each key holds its last set's
@@ -936,23 +1042,40 @@ TEST(CacheAbsorb, LastSetOfAKeyInABatchWins) {
 // Values inline after their keys (the layout trial's other side), both sync modes.
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInlineLayout) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, 100, 5000, cache_slot_sync::optimistic, cache_eviction_policy::lru,
-                                      cache_layout::inline_values);
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, 32, 5000, cache_slot_sync::rw_lock, cache_eviction_policy::clock,
-                                      cache_layout::inline_values);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .layout = cache_layout::inline_values});
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32,
+                                           .max_kicks = 5000,
+                                           .eviction = cache_eviction_policy::clock,
+                                           .sync = cache_slot_sync::rw_lock,
+                                           .layout = cache_layout::inline_values});
+}
+
+// Key digests (readers compare key words only where a slot's digest byte matches): bucket
+// widths below and above the 8 digests of a word (W = 4: two buckets' writers share a word),
+// both sync modes, cuckoo moves on and off.
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithKeyDigests) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .key_digests = true});
+  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .sync = cache_slot_sync::rw_lock, .key_digests = true});
+  race<kv_cache<std::uint64_t, 16, 4>>(ex, {.value_bytes = 24,
+                                            .max_kicks = 5000,
+                                            .layout = cache_layout::inline_values,
+                                            .combine_get_or_set = true,
+                                            .key_digests = true});
 }
 
 // Resident keys are never erased; churn keys are set and erased around them at ~75% load, so
 // inserts into full buckets run cuckoo moves that carry resident keys between their buckets.
 // A get of a resident key may miss only when that key was evicted (reported) in the same batch:
 // an entry in transit is never missed, in either synchronization mode.
-void moves_never_hide_entries(const execution& ex, cache_slot_sync sync) {
-  SCOPED_TRACE(::testing::Message() << "sync " << static_cast<int>(sync));
+void moves_never_hide_entries(const execution& ex, cache_slot_sync sync, bool key_digests = false) {
+  SCOPED_TRACE(::testing::Message() << "sync " << static_cast<int>(sync) << ", key_digests " << key_digests);
   using Cache = kv_cache<std::uint64_t, 4, 1>;
   cache_config cfg;
   cfg.capacity = 64;
   cfg.value_bytes = 16;
   cfg.sync = sync;
+  cfg.key_digests = key_digests;  // a move carries the digest to the entry's new slot
   Cache cache(cfg, ex);
   const std::size_t stride = cache.value_stride(), words = stride / 8;
   std::vector<std::uint64_t> resident(48), churn(64);
@@ -1026,6 +1149,8 @@ TEST(CacheConcurrency, EntriesInTransitAreNeverMissed) {
   WARPKV_TEST_EXECUTION(ex);
   moves_never_hide_entries(ex, cache_slot_sync::optimistic);
   moves_never_hide_entries(ex, cache_slot_sync::rw_lock);
+  moves_never_hide_entries(ex, cache_slot_sync::optimistic, true);
+  moves_never_hide_entries(ex, cache_slot_sync::rw_lock, true);
 }
 
 // The final state of racing batches on distinct keys is exact: each key's last write wins.

@@ -1,6 +1,7 @@
 // warpkv::kmeans on the chosen backend: against a sequential double-precision Lloyd from the
 // same initial centroids (random blobs, many seeds, both shared-memory layouts and both
-// accumulation paths), separated blobs recovered from k-means++ and k-means||, determinism,
+// accumulation paths), separated blobs recovered from every init (random with n_init restarts),
+// n_init keeping the lowest-inertia restart, determinism,
 // empty-cluster re-seeding, predict() agreeing with fit(), edge shapes and every bad input;
 // and the opt-in tf32 / tf32x3 distances (KmeansTf32.*: rounding, agreement with fp32).
 // On the host backend the assignment blocks race on the global sums from several threads.
@@ -439,24 +440,112 @@ TEST(Kmeans, BothLayoutsGiveIdenticalResults) {
   }
 }
 
-TEST(Kmeans, RecoversSeparatedBlobsFromSeededInits) {
+/// k unit-variance blobs pushed far apart: blob c sits near 100 * c on every axis.
+blobs separated_blobs(std::size_t n, std::size_t d, std::size_t k, std::uint64_t seed) {
+  blobs b = make_blobs(n, d, k, 1.0, seed);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < d; ++j) b.points[i * d + j] += 100.0f * static_cast<float>(b.truth[i]);
+  return b;
+}
+
+TEST(Kmeans, RecoversSeparatedBlobsFromEveryInit) {
   WARPKV_TEST_EXECUTION(ex0);
   const execution ex = small_pool(ex0);
   for (int s = 0; s < scaled(6, 2); ++s) {
     const std::size_t d = 2 + static_cast<std::size_t>(s) * 5, k = 3 + static_cast<std::size_t>(s) % 5, n = 800;
-    blobs b = make_blobs(n, d, k, 1.0, 77 + static_cast<std::uint64_t>(s));
-    // Push the centres far apart: blob c sits at 100 * c on every axis.
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < d; ++j) b.points[i * d + j] += 100.0f * static_cast<float>(b.truth[i]);
-    for (init_method how : {init_method::kmeans_plus_plus, init_method::kmeans_parallel}) {
+    const auto seed = static_cast<std::uint64_t>(s);
+    const blobs b = separated_blobs(n, d, k, 77 + seed);
+    for (init_method how : {init_method::kmeans_plus_plus, init_method::kmeans_parallel, init_method::user}) {
       kmeans::params p;
       p.exec = ex;
-      p.seed = static_cast<std::uint64_t>(s);
+      p.seed = seed;
       p.init = how;
+      if (how == init_method::user) {
+        // One randomly chosen row of each blob (blob c holds the rows i with i % k == c), in a
+        // shuffled order; n_init is ignored for user centroids.
+        std::mt19937_64 rng(1000 + seed);
+        std::vector<std::size_t> rows;
+        for (std::size_t c = 0; c < k; ++c)
+          rows.push_back(c + k * std::uniform_int_distribution<std::size_t>(0, (n - 1 - c) / k)(rng));
+        std::shuffle(rows.begin(), rows.end(), rng);
+        p.initial_centroids = rows_of(b.points, d, rows);
+        p.n_init = 4;
+      }
       const auto r = kmeans::fit(b.points, n, d, k, p);
       EXPECT_TRUE(same_partition(r.labels, b.truth)) << "seed " << s << " init " << static_cast<int>(how);
-      EXPECT_TRUE(r.converged);
+      EXPECT_TRUE(r.converged) << "seed " << s << " init " << static_cast<int>(how);
     }
+    // Random init: one restart recovers the blobs when its k rows fall one in each blob, with
+    // probability at least k!/k^k (k rows drawn without replacement from blobs of n/k rows);
+    // otherwise Lloyd may keep two centres in one blob, whose inertia is far higher. All restarts
+    // miss with probability at most (1 - k!/k^k)^n_init: k = 3, n_init = 28: (7/9)^28 = 8.8e-4;
+    // k = 4, n_init = 71: (1 - 24/256)^71 = 9.2e-4. Seeds are not tuned: a failure is a finding.
+    const std::size_t kr = 3 + static_cast<std::size_t>(s) % 2;
+    const unsigned n_init = kr == 3 ? 28 : 71;
+    double all_hit = 1;  // k!/k^k
+    for (std::size_t c = 1; c <= kr; ++c) all_hit *= static_cast<double>(c) / static_cast<double>(kr);
+    ASSERT_LT(std::pow(1 - all_hit, n_init), 1e-3);
+    const blobs br = separated_blobs(n, d, kr, 177 + seed);
+    kmeans::params p;
+    p.exec = ex;
+    p.seed = seed;
+    p.init = init_method::random;
+    p.n_init = n_init;
+    const auto r = kmeans::fit(br.points, n, d, kr, p);
+    EXPECT_TRUE(same_partition(r.labels, br.truth)) << "seed " << s << " random, k " << kr << " n_init " << n_init;
+    EXPECT_TRUE(r.converged) << "seed " << s << " random";
+  }
+}
+
+TEST(Kmeans, NInitKeepsTheLowestInertiaRun) {
+  WARPKV_TEST_EXECUTION(ex0);
+  const execution ex = small_pool(ex0);
+  const std::size_t n = static_cast<std::size_t>(scaled(2000, 500)), d = 4, k = 12;
+  const blobs b = make_blobs(n, d, k, 3.0, 31);  // overlapping blobs: random inits end in different minima
+  kmeans::params p;
+  p.exec = ex;
+  p.init = init_method::random;
+  p.seed = 2024;
+  const auto plain = kmeans::fit(b.points, n, d, k, p);
+  EXPECT_EQ(kmeans::restart_seed(p.seed, 0), p.seed);
+  // The five restarts of n_init = 5, reproduced one by one.
+  std::vector<kmeans::host_result> runs;
+  for (unsigned r = 0; r < 5; ++r) {
+    kmeans::params one = p;
+    one.seed = kmeans::restart_seed(p.seed, r);
+    runs.push_back(kmeans::fit(b.points, n, d, k, one));
+  }
+  std::size_t best = 0;
+  for (std::size_t r = 1; r < runs.size(); ++r)
+    if (runs[r].inertia < runs[best].inertia) best = r;  // the earliest on ties
+  std::size_t distinct = 0;
+  for (std::size_t r = 0; r < runs.size(); ++r) distinct += runs[r].inertia != runs[best].inertia ? 1 : 0;
+  EXPECT_GT(distinct, 0u) << "all five restarts ended alike: the test shows nothing";
+  kmeans::params five = p;
+  five.n_init = 5;
+  const auto got = kmeans::fit(b.points, n, d, k, five);
+  EXPECT_EQ(got.inertia, runs[best].inertia) << "best run " << best;
+  EXPECT_EQ(got.labels, runs[best].labels);
+  EXPECT_EQ(got.centroids, runs[best].centroids);
+  EXPECT_EQ(got.iterations, runs[best].iterations);
+  EXPECT_EQ(got.converged, runs[best].converged);
+  EXPECT_EQ(got.inertia_history, runs[best].inertia_history);
+  EXPECT_EQ(got.reseeded, runs[best].reseeded);
+  const auto again = kmeans::fit(b.points, n, d, k, five);  // deterministic with restarts too
+  EXPECT_EQ(again.labels, got.labels);
+  EXPECT_EQ(again.centroids, got.centroids);
+  EXPECT_EQ(again.inertia, got.inertia);
+  // n_init = 1 (the default) is the plain call, which is restart 0.
+  kmeans::params single = p;
+  single.n_init = 1;
+  const auto one = kmeans::fit(b.points, n, d, k, single);
+  const kmeans::host_result& first = runs[0];
+  for (const kmeans::host_result* r : {&one, &first}) {
+    EXPECT_EQ(r->labels, plain.labels);
+    EXPECT_EQ(r->centroids, plain.centroids);
+    EXPECT_EQ(r->inertia, plain.inertia);
+    EXPECT_EQ(r->iterations, plain.iterations);
+    EXPECT_EQ(r->inertia_history, plain.inertia_history);
   }
 }
 
@@ -1213,6 +1302,12 @@ TEST(Kmeans, BadInputNamesTheArgument) {
   m = p;
   m.tol = -1;
   expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.tol");
+  m = p;
+  m.n_init = 0;
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.n_init");
+  m.init = init_method::user;  // checked even where n_init is otherwise ignored
+  m.initial_centroids = {0, 0, 1, 1};
+  expect_invalid([&] { kmeans::fit(x, 10, 2, 2, m); }, "params.n_init");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{0, 0, 1}, 1, ex); }, "centroids");
   expect_invalid([&] { kmeans::predict(x, 10, 2, std::vector<float>{}, 0, ex); }, "k");
   m = p;

@@ -123,6 +123,7 @@ struct cache_options {
   std::vector<std::string> syncs{"optimistic"};  ///< slot synchronization of the device runs: optimistic, rw_lock
   std::vector<std::string> layouts{"slab"};  ///< device runs: slab (values in their own array) or inline (after the key)
   std::vector<std::string> op_orders{"mixed"};  ///< device runs: mixed (trace order) or grouped (each batch sorted by operation type)
+  std::vector<std::string> combines{"on"};  ///< device runs: get_or_set combining on and/or off
   bool baseline = false;                 ///< also run the in-process CPU LRU baseline
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
   std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host

@@ -6,11 +6,14 @@
 //         D (95% read / 5% insert, latest distribution) and F (50% read / 50% read-modify-write);
 //         E (range scans) is not served by a hash cache. Reads are get_or_set (insert on a read
 //         miss, the seed's setting); the caches absorb sets (cache_config::absorb_sets: of a key's
-//         updates in one batch only the last writes). Request distributions: zipfian 0.99 scrambled as
+//         updates in one batch only the last writes) and, with --combine on (default), combine
+//         get_or_sets (cache_config::combine_get_or_set: a key's reads in one batch run once). Request distributions: zipfian 0.99 scrambled as
 //         YCSB scrambles it (a rank over 10^10 items, FNV-64 onto the records), uniform; D always
 //         uses latest (a Zipf over the records inserted so far, newest first). Cache capacity = a fraction of N;
 //         bucket widths 4/8/16/32. Reported: throughput of the device batches (uploads untimed),
 //         hit ratio, and the hit ratio of an exact LRU of the same capacity on the same trace.
+//         Each row is the median of --repeats passes (default 3, after --warmup passes), each a
+//         fresh cache, the load and the whole trace: contended batches vary run to run.
 //   --baseline: the same traces on an in-process CPU baseline, cpu_sharded_lru (a chained hash
 //         table with an LRU list per shard, a mutex per shard, threads = hardware threads).
 //         It is NOT memcached: memcached is not installed on the GPU machine (no registry there),
@@ -225,12 +228,15 @@ warpkv::cache_eviction_policy policy_of(const std::string& name) {
 warpkv::cache_slot_sync sync_of(const std::string& name) {
   return name == "rw_lock" ? warpkv::cache_slot_sync::rw_lock : warpkv::cache_slot_sync::optimistic;
 }
+/// --layouts names: slab, inline, and either with "-digest" (cache_config::key_digests).
 warpkv::cache_layout layout_of(const std::string& name) {
-  return name == "inline" ? warpkv::cache_layout::inline_values : warpkv::cache_layout::value_slab;
+  return name.rfind("inline", 0) == 0 ? warpkv::cache_layout::inline_values : warpkv::cache_layout::value_slab;
 }
+bool digests_of(const std::string& layout_name) { return layout_name.ends_with("-digest"); }
 /// One device configuration of the YCSB rows.
 struct cache_mode {
   std::string policy, sync, layout, op_order;
+  bool combine = true;  ///< cache_config::combine_get_or_set
 };
 
 template <int W>
@@ -245,9 +251,15 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   cfg.eviction = policy_of(policy);
   cfg.sync = sync_of(sync);
   cfg.layout = layout_of(mode.layout);
+  cfg.key_digests = digests_of(mode.layout);
   cfg.absorb_sets = true;  // YCSB's zipfian head: a hot key's updates in a batch write once (design/cache.md)
-  cache_t cache(cfg, s.ex());
-  const std::size_t vw = cache.value_stride() / 8;
+  cfg.combine_get_or_set = mode.combine;  // and its reads (get_or_set) run once per batch
+  std::size_t vw = 0, capacity = 0;
+  {
+    const cache_t probe(cfg, s.ex());
+    vw = probe.value_stride() / 8;
+    capacity = probe.capacity();
+  }
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
   buffer<cache_op> d_ops(batch, s.ex());
   buffer<ycsb_key> d_keys(batch, s.ex());
@@ -267,43 +279,64 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
     d_keys.copy_from_host(h_keys.data(), n);
     d_in.copy_from_host(h_in.data(), n * vw);
   };
-  // load phase (untimed)
-  for (u64 first = 0; first < records; first += batch) {
-    const std::size_t n = static_cast<std::size_t>(std::min<u64>(batch, records - first));
-    upload(n, [](std::size_t) { return cache_op::set; }, [&](std::size_t i) { return first + i; });
-    cache.execute_resident(n, d_ops.data(), cache_op::set, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
-  }
-  double ms = 0;
-  u64 found = 0;
   std::vector<std::size_t> order(batch);  // trace index of each operation of the batch
-  for (std::size_t first = 0; first < t.ops.size(); first += batch) {
-    const std::size_t n = std::min(batch, t.ops.size() - first);
-    std::iota(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), first);
-    if (op_order == "grouped")  // a batch's operations are concurrent: any order within it is a valid run
-      std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
-                       [&](std::size_t a, std::size_t b) { return t.ops[a] < t.ops[b]; });
-    upload(n, [&](std::size_t i) { return t.ops[order[i]]; }, [&](std::size_t i) { return t.records[order[i]]; });
-    warpkv::synchronize(s.ex());
-    warpkv::batch_summary sum;
-    ms += s.time_ms([&] {
-      sum = cache.execute_resident(n, d_ops.data(), cache_op::get, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
-    });
-    found += sum[status::found];
+  // One pass: a fresh cache, the load phase (untimed), then the run phase's batches (timed, summed).
+  // Contended batches vary run to run (a zipfian head's lock convoys depend on timing), so the
+  // row is the median of several passes, each from the same empty cache and the same trace.
+  auto pass = [&](u64& found) {
+    cache_t cache(cfg, s.ex());
+    for (u64 first = 0; first < records; first += batch) {
+      const std::size_t n = static_cast<std::size_t>(std::min<u64>(batch, records - first));
+      upload(n, [](std::size_t) { return cache_op::set; }, [&](std::size_t i) { return first + i; });
+      cache.execute_resident(n, d_ops.data(), cache_op::set, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+    }
+    double ms = 0;
+    found = 0;
+    for (std::size_t first = 0; first < t.ops.size(); first += batch) {
+      const std::size_t n = std::min(batch, t.ops.size() - first);
+      std::iota(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), first);
+      if (op_order == "grouped")  // a batch's operations are concurrent: any order within it is a valid run
+        std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
+                         [&](std::size_t a, std::size_t b) { return t.ops[a] < t.ops[b]; });
+      upload(n, [&](std::size_t i) { return t.ops[order[i]]; }, [&](std::size_t i) { return t.records[order[i]]; });
+      warpkv::synchronize(s.ex());
+      warpkv::batch_summary sum;
+      ms += s.time_ms([&] {
+        sum = cache.execute_resident(n, d_ops.data(), cache_op::get, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+      });
+      found += sum[status::found];
+    }
+    return ms;
+  };
+  std::vector<double> samples, hits;
+  const int reps = s.repeats(3);
+  for (int rep = 0; rep < s.warmup() + reps; ++rep) {
+    u64 f = 0;
+    const double ms = pass(f);
+    if (rep < s.warmup()) continue;
+    samples.push_back(ms);
+    hits.push_back(t.reads ? static_cast<double>(f) / static_cast<double>(t.reads) : 0.0);
   }
-  const double hit = t.reads ? static_cast<double>(found) / static_cast<double>(t.reads) : 0.0;
+  const timing_stats ts = summarize(samples);
+  const double ms = ts.median_ms;
+  std::vector<double> sorted_hits = hits;
+  std::sort(sorted_hits.begin(), sorted_hits.end());
+  const double hit = sorted_hits[sorted_hits.size() / 2];  // the median (passes differ by timing only)
   const double lru = t.reads ? static_cast<double>(lru_hits) / static_cast<double>(t.reads) : 0.0;
   record r = s.base("cache-ycsb");
   r.set("structure", "kv_cache").set("bucket_width", W).set("tile", cache_t::tile_size).set("ycsb_workload", std::string(1, workload));
   r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
-  r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
+  r.set("capacity", capacity).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
   r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy).set("sync", sync);
   r.set("op_order", op_order).set("layout", mode.layout).set("absorb_sets", cfg.absorb_sets);
-  r.set("ms", ms).set("gops", ms > 0 ? static_cast<double>(t.ops.size()) / (ms * 1e6) : 0.0);
+  r.set("combine_get_or_set", cfg.combine_get_or_set);
+  add_timing(r, ts, t.ops.size());
+  r.set("ms", ms).set("passes", static_cast<u64>(samples.size())).set_list("hit_ratio_samples", hits);
   r.set("hit_ratio", hit).set("exact_lru_hit_ratio", lru).set("hit_ratio_gap_pp", 100.0 * (lru - hit));
   emit(r);
-  progress(strf("ycsb %c %-8s W=%-2d %-6s %-10s %-6s %-7s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
+  progress(strf("ycsb %c %-8s W=%-2d %-6s %-10s %-6s %-7s %-10s cap=%.0f%% : %.3f %s, hit %.4f (exact LRU %.4f)", workload,
                 (workload == 'D' ? "latest" : dist.c_str()), W, policy.c_str(), sync.c_str(), mode.layout.c_str(),
-                op_order.c_str(), 100 * fraction,
+                op_order.c_str(), mode.combine ? "combined" : "uncombined", 100 * fraction,
                 s.rate(t.ops.size(), ms),
                 s.rate_unit(), hit, lru));
 }
@@ -460,6 +493,7 @@ void hkv_rows(session& s, const cache_options& o, const std::string& sync, const
   cfg.max_kicks = o.max_kicks;
   cfg.sync = sync_of(sync);
   cfg.layout = layout_of(layout);
+  cfg.key_digests = digests_of(layout);
   cache_t cache(cfg, s.ex());
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);
   const std::size_t vw = 4;
@@ -750,7 +784,8 @@ int run_cache(const common_options& co, const cache_options& o) {
           for (const std::string& pol : o.policies)
             for (const std::string& sy : o.syncs)
               for (const std::string& lay : o.layouts)
-                for (const std::string& ord : o.op_orders) modes.push_back({pol, sy, lay, ord});
+                for (const std::string& ord : o.op_orders)
+                  for (const std::string& comb : o.combines) modes.push_back({pol, sy, lay, ord, comb == "on"});
           for (const cache_mode& m : modes) {
             switch (W) {
               case 4: ycsb_on_device<4>(s, o, t, w[0], dist, records, f, lru, m); break;

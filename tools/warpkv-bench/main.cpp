@@ -267,15 +267,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c->add_option("--layouts", ca.layouts,
                 "Value layouts, comma-separated: slab (values in a separate array), inline (after the key words, one "
-                "record per slot); YCSB and --hkv rows run each")
+                "record per slot), slab-digest / inline-digest (the same with a key digest byte per slot: "
+                "cache_config::key_digests); YCSB and --hkv rows run each")
       ->delimiter(',')
-      ->check(CLI::IsMember({"slab", "inline"}))
+      ->check(CLI::IsMember({"slab", "inline", "slab-digest", "inline-digest"}))
       ->capture_default_str();
   c->add_option("--op-order", ca.op_orders,
                 "YCSB device batches, comma-separated: mixed (trace order), grouped (each batch stably sorted by "
                 "operation type, so a warp serves one type: the seed's one type per warp)")
       ->delimiter(',')
       ->check(CLI::IsMember({"mixed", "grouped"}))
+      ->capture_default_str();
+  c->add_option("--combine", ca.combines,
+                "YCSB device batches, comma-separated: on (cache_config::combine_get_or_set: a key's get_or_sets in a "
+                "batch run once, the others find its value), off")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   c->add_flag("--baseline", ca.baseline, "Also run the in-process CPU baseline cpu_sharded_lru (not memcached)");
   c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");

@@ -85,6 +85,11 @@ struct cache_storage {
   std::uint32_t* moves = nullptr;     ///< rw_lock only: per bucket, odd while a cuckoo move into or out of it runs
   std::size_t key_stride = 0;         ///< words from one slot's key to the next's (0: the key words)
   std::size_t value_stride = 0;       ///< words from one slot's value to the next's (0: the value words)
+  /// Key digests (cache_config::key_digests; null: none): one byte per slot, 8 slots per 64-bit
+  /// word (slot s in byte s mod 8 of word s / 8), 0 for an empty slot, else 1..255 from the key's
+  /// hash. A reader compares a slot's key words only where the digest matches: a bucket's
+  /// digests are one or a few words where its keys are W x key words.
+  std::uint64_t* digests = nullptr;
 };
 
 template <class Key, int BucketWidth = 4, int TileSize = BucketWidth>
@@ -251,6 +256,28 @@ class cache_ref {
     const std::size_t b = i < per_lane ? p.first : p.second;
     return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize) + t.thread_rank();
   }
+  /// The digest of key words q: 1..255 (0 marks an empty slot).
+  WARPKV_HD std::uint32_t digest_of(const std::uint64_t* q) const {
+    return 1u + static_cast<std::uint32_t>(layout::hash(q, seed_ ^ 0x94d049bb133111ebull) % 255u);
+  }
+  WARPKV_HD std::uint32_t slot_digest(std::size_t slot) const {
+    const std::uint64_t w = atomic_ref<std::uint64_t>(s_.digests[slot / 8]).load(memory_order::relaxed);
+    return static_cast<std::uint32_t>(w >> (8 * (slot % 8))) & 0xffu;
+  }
+  /// Sets a slot's digest byte (lane 0, inside the slot's write window, holding its bucket lock:
+  /// no other writer changes this byte). The word's other bytes may belong to slots of another
+  /// bucket (W < 8) whose writers change them at the same time: and/or touch this byte alone.
+  WARPKV_HD void set_digest(std::size_t slot, std::uint32_t d) const {
+    if (s_.digests == nullptr) return;
+    const unsigned shift = 8 * static_cast<unsigned>(slot % 8);
+    atomic_ref<std::uint64_t> w(s_.digests[slot / 8]);
+    w.fetch_and(~(std::uint64_t{0xff} << shift), memory_order::relaxed);
+    if (d != 0) w.fetch_or(static_cast<std::uint64_t>(d) << shift, memory_order::relaxed);
+  }
+  /// False when the slot's digest rules key q out (qd: q's digest; no digests: never).
+  WARPKV_HD bool digest_admits(std::size_t slot, std::uint32_t qd) const {
+    return s_.digests == nullptr || slot_digest(slot) == qd;
+  }
   WARPKV_HD bool key_matches(std::size_t slot, const std::uint64_t* q) const {
     bool same = true;
     for (int j = key_words - 1; j >= 0 && same; --j) same = detail::load_word(key_word(slot, j)) == q[j];
@@ -322,6 +349,7 @@ class cache_ref {
   template <class Tile>
   WARPKV_HD std::size_t lookup_locked(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
                                       std::uint64_t* out, bool refresh) const {
+    const std::uint32_t qd = s_.digests != nullptr ? digest_of(q) : 0;
     for (int attempt = 0;; ++attempt) {
       std::uint32_t m1 = 0, m2 = 0;
       if (t.thread_rank() == 0) {
@@ -338,7 +366,7 @@ class cache_ref {
       for (int i = 0; i < 2 * per_lane && mine == npos; ++i) {
         const std::size_t slot = lane_slot(t, p, i);
         detail::read_lock_slot(s_.versions[slot]);
-        if (key_matches(slot, q) && !slot_expired(slot, c.now)) mine = slot;
+        if (digest_admits(slot, qd) && key_matches(slot, q) && !slot_expired(slot, c.now)) mine = slot;
         else detail::read_unlock_slot(s_.versions[slot]);
       }
       const std::size_t hit = tile_first(t, mine);
@@ -367,9 +395,10 @@ class cache_ref {
   WARPKV_HD std::size_t lookup_optimistic(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c,
                                           std::uint64_t* out, bool refresh) const {
     std::size_t hit = npos;
-    if (probe(t, q, p, c, out, refresh, per_lane, hit) == probe_result::valid && hit != npos) return hit;
+    const std::uint32_t qd = s_.digests != nullptr ? digest_of(q) : 0;
+    if (probe(t, q, qd, p, c, out, refresh, per_lane, hit) == probe_result::valid && hit != npos) return hit;
     for (int attempt = 0;; ++attempt) {
-      const probe_result r = probe(t, q, p, c, out, refresh, 2 * per_lane, hit);
+      const probe_result r = probe(t, q, qd, p, c, out, refresh, 2 * per_lane, hit);
       if (r == probe_result::valid) return hit;
       if (r == probe_result::busy) backoff(attempt);
     }
@@ -384,8 +413,8 @@ class cache_ref {
   /// (no early exits between loads), so a step costs one round trip to memory: versions, keys,
   /// value (with the hit slot's recency word), versions again.
   template <class Tile>
-  WARPKV_HD probe_result probe(const Tile& t, const std::uint64_t* q, const bucket_pair& p, cache_clock c, std::uint64_t* out,
-                               bool refresh, int count, std::size_t& hit) const {
+  WARPKV_HD probe_result probe(const Tile& t, const std::uint64_t* q, std::uint32_t qd, const bucket_pair& p, cache_clock c,
+                               std::uint64_t* out, bool refresh, int count, std::size_t& hit) const {
     std::uint32_t ver[2 * per_lane];
     bool stable = true;
     for (int i = 0; i < count; ++i) {
@@ -399,8 +428,11 @@ class cache_ref {
     bool match[2 * per_lane];
     for (int i = 0; i < count; ++i) {
       const std::size_t slot = lane_slot(t, p, i);
-      bool same = true;
-      for (int j = 0; j < key_words; ++j) same = (detail::load_word(key_word(slot, j)) == q[j]) && same;
+      // with digests, a slot's key words are read only where its digest matches (one dependent
+      // load more, W x key words fewer bytes)
+      bool same = digest_admits(slot, qd);
+      if (same)
+        for (int j = 0; j < key_words; ++j) same = (detail::load_word(key_word(slot, j)) == q[j]) && same;
       match[i] = same;
     }
     std::size_t mine = npos;
@@ -574,8 +606,10 @@ class cache_ref {
     if (value != nullptr)
       for (std::uint32_t j = t.thread_rank(); j < value_words_; j += TileSize) detail::store_word(value_at(slot)[j], value[j]);
     if (t.thread_rank() == 0) {
-      if (key != nullptr)
+      if (key != nullptr) {
         for (int j = 0; j < key_words; ++j) detail::store_word(key_word(slot, j), key[j]);
+        set_digest(slot, key[key_words - 1] == layout::empty_tag ? 0u : digest_of(key));
+      }
       detail::store_word(s_.expires[slot], expires);
       detail::store_word(s_.stamps[slot], stamp);
     }
@@ -768,6 +802,7 @@ class cache_ref {
         detail::store_word(value_at(to)[j], detail::load_word(value_at(from)[j]));
       if (t.thread_rank() == 0) {
         for (int j = 0; j < key_words; ++j) detail::store_word(key_word(to, j), w[j]);
+        set_digest(to, digest_of(w));
         detail::store_word(s_.expires[to], expires);
         detail::store_word(s_.stamps[to], stamp);
       }

@@ -75,6 +75,16 @@ struct cache_config {
   /// `assigned` (one of them `inserted` when the winner inserted), linearized just before it.
   /// Two passes and a scratch table of 12 x 2n bytes per batch; removes hot keys' lock convoys.
   bool absorb_sets = false;
+  /// get_or_set combining (execute_resident and the host-span batches; not enqueue_resident):
+  /// of the get_or_set operations of one key in one batch only the last (largest index) runs;
+  /// the others report `found` with its result value, linearized just after it. Shares set
+  /// absorption's passes and scratch; removes a hot key's cache-aside convoy (thousands of
+  /// lanes missing on one key and queueing on its bucket locks).
+  bool combine_get_or_set = false;
+  /// Key digests: a byte per slot from the key's hash, 8 slots per word, kept beside the
+  /// buckets; readers compare a slot's key words only where its digest matches (a layout trial:
+  /// fewer bytes per probe, one dependent load more; docs/perf.md). Adds capacity bytes.
+  bool key_digests = false;
 };
 
 /// Largest value width the cache accepts.
@@ -123,6 +133,7 @@ class kv_cache {
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
     if (cfg.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
+    if (cfg.key_digests) digests_ = buffer<std::uint64_t>((slots + 7) / 8, ex_);
     occupied_ = buffer<unsigned long long>(occupancy_shards * occupancy_stride, ex_);
     clear();
   }
@@ -193,11 +204,14 @@ class kv_cache {
     std::unique_ptr<batch_counters> c = take_counters();
     c->zero();
     std::unique_ptr<groups_scratch> g = join_groups(n, ops, uniform, keys);
-    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
+    const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
     queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data(), nullptr, nullptr,
                 nullptr, groups);
-    fix_up_groups(groups, n, ops, uniform, keys, statuses);
-    const batch_summary sum = c->read();  // waits for the batch (and the fix-up)
+    fix_up_groups(groups, n, keys, statuses, values_out);
+    batch_summary sum = c->read();  // waits for the batch (and the fix-up)
+    // the read phase counted the write phase's operations as `full` (queue_batch); no cache
+    // operation ends `full`, so that count is exactly those operations, counted again finally
+    sum.count[static_cast<int>(status::full)] = 0;
     return_counters(std::move(c));
     return_groups(std::move(g));
     return sum;
@@ -273,7 +287,7 @@ class kv_cache {
     const std::size_t record = in ? ref_type::key_words + value_words_ : ref_type::key_words;
     return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
                          versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
-                         record, in ? record : value_words_};
+                         record, in ? record : value_words_, digests_.data()};
   }
 
   /// Status counters for one batch: from the pool, or new when every pooled one is in use (a
@@ -294,44 +308,59 @@ class kv_cache {
     pool_->free.push_back(std::move(c));
   }
 
-  /// Queues a batch on `on` (counters null: no status counts). A batch of only gets or only
-  /// contains runs the read path's kernel; others the mixed one.
+  /// Queues a batch on `on` (counters null: no status counts), reads first: the read phase's
+  /// kernel (detail::cache_read_op: no writer code, a fraction of the registers) serves gets,
+  /// contains and the get_or_sets that hit; a batch of only gets or contains ends there. The
+  /// write phase's kernel then runs only the other operations (those the read phase marked
+  /// `full`: a lane's skip is one load of its own status, no divergent work in the tile). Both
+  /// phases count: the read phase counts the write phase's operations as `full`, which no cache
+  /// operation returns (execute_resident drops that count). One stamp range and clock for both.
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
                    std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
-                   detail::set_groups<Key> groups = {}) {
+                   detail::op_groups<Key> groups = {}) {
     if (n == 0) return;
-    if (ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains)) {
-      detail::cache_read_op<ref_type> op;
-      op.ref = ref();
-      op.keys = keys;
-      op.refresh = uniform == cache_op::get;
-      op.values_out = op.refresh ? values_out : nullptr;
-      op.stamp_base = reserve_stamps(n);
-      op.now = time();
-      detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
-      return;
+    const std::uint64_t stamp_base = reserve_stamps(n);
+    const std::uint64_t now = time();
+    const bool reads_only = ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains);
+    const bool has_reads = reads_only || ops != nullptr || uniform == cache_op::get_or_set;
+    detail::cache_batch_args<ref_type> a;
+    a.ref = ref();
+    a.ops = ops;
+    a.uniform = uniform;
+    a.keys = keys;
+    a.values_in = values_in;
+    a.values_out = values_out;
+    a.expires = expires_at;
+    a.stamp_base = stamp_base;
+    a.now = now;
+    a.evicted_keys = ev_keys;
+    a.evicted_values = ev_values;
+    a.evicted_flags = ev_flags;
+    a.groups = groups;
+    if (has_reads) {
+      detail::launch_cache_batch<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters);
+      if (reads_only) return;
     }
-    auto op = batch_op(n, ops, uniform, keys, values_in, values_out, expires_at);
-    op.evicted_keys = ev_keys;
-    op.evicted_values = ev_values;
-    op.evicted_flags = ev_flags;
-    op.groups = groups;
-    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters);
+    const detail::cache_batch_op<ref_type> op{a};
+    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters, has_reads);
   }
 
-  /// Set absorption's scratch: the group table of one batch (pooled like the counters; a
-  /// larger batch than any before allocates a larger one).
+  /// The operation groups' scratch (set absorption, get_or_set combining): the group table of
+  /// one batch (pooled like the counters; a larger batch than any before allocates a larger one).
   struct groups_scratch {
     buffer<std::uint32_t> words;
-    detail::set_groups<Key> groups;
+    detail::op_groups<Key> groups;
   };
-  /// With absorb_sets and a batch that may hold sets: a zeroed group table with every set of
-  /// the batch joined (queued on the cache's stream); else null.
+  /// With absorb_sets or combine_get_or_set and a batch that may hold such operations: a zeroed
+  /// group table with every such operation of the batch joined (queued on the cache's stream);
+  /// else null.
   std::unique_ptr<groups_scratch> join_groups(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys) {
-    if (!cfg_.absorb_sets || n == 0 || (ops == nullptr && uniform != cache_op::set)) return nullptr;
-    require(n < (std::size_t{1} << 31), "n", "set absorption takes batches of fewer than 2^31 operations");
+    const bool sets = cfg_.absorb_sets && (ops != nullptr || uniform == cache_op::set);
+    const bool get_or_sets = cfg_.combine_get_or_set && (ops != nullptr || uniform == cache_op::get_or_set);
+    if (n == 0 || !(sets || get_or_sets)) return nullptr;
+    require(n < (std::size_t{1} << 31), "n", "set absorption and get_or_set combining take batches of fewer than 2^31 operations");
     std::size_t slots = 1;
     while (slots < 2 * n) slots <<= 1;
     std::unique_ptr<groups_scratch> g;
@@ -353,15 +382,19 @@ class kv_cache {
       g->groups.slots = slots;
       g->groups.seed = cfg_.seed;
     }
+    g->groups.ops = ops;  // this batch's
+    g->groups.uniform = uniform;
+    g->groups.sets = sets;
+    g->groups.get_or_sets = get_or_sets;
     detail::fill_words<std::uint32_t>(ex_, g->words.data(), g->words.size(), 0u);
     // concurrent tiles on both backends (the host backend's for_each_index is a plain loop)
-    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{g->groups, ops, uniform, keys, nullptr}});
+    launch<1>(ex_, n, simple_body<detail::op_groups_pass_fn<Key>>{{g->groups, keys, nullptr, nullptr, 0}});
     return g;
   }
-  void fix_up_groups(const detail::set_groups<Key>& groups, std::size_t n, const cache_op* ops, cache_op uniform,
-                     const Key* keys, status* statuses) {
+  void fix_up_groups(const detail::op_groups<Key>& groups, std::size_t n, const Key* keys, status* statuses,
+                     std::uint64_t* values_out) {
     if (groups.slots == 0) return;
-    launch<1>(ex_, n, simple_body<detail::set_groups_pass_fn<Key>>{{groups, ops, uniform, keys, statuses}});
+    launch<1>(ex_, n, simple_body<detail::op_groups_pass_fn<Key>>{{groups, keys, statuses, values_out, value_words_}});
   }
   void return_groups(std::unique_ptr<groups_scratch> g) {
     if (!g) return;
@@ -369,22 +402,6 @@ class kv_cache {
     pool_->groups.push_back(std::move(g));
   }
 
-  /// Operation i of a batch of n over these arrays, with the batch's recency stamps and clock.
-  detail::cache_batch_op<ref_type> batch_op(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
-                                            const std::uint64_t* values_in, std::uint64_t* values_out,
-                                            const std::uint64_t* expires_at) {
-    detail::cache_batch_op<ref_type> op;
-    op.ref = ref();
-    op.ops = ops;
-    op.uniform = uniform;
-    op.keys = keys;
-    op.values_in = values_in;
-    op.values_out = values_out;
-    op.expires = expires_at;
-    op.stamp_base = reserve_stamps(n);
-    op.now = time();
-    return op;
-  }
 
   void run(cache_op uniform, std::span<const cache_op> ops, std::span<const Key> keys, std::span<const std::byte> in,
            std::span<std::byte> out, std::span<status> statuses, std::span<const std::uint64_t> expires_at,
@@ -437,10 +454,10 @@ class kv_cache {
 
     // no status counts wanted: no counters, and the copies below wait for the batch
     std::unique_ptr<groups_scratch> g = join_groups(n, d_ops.data(), uniform, d_keys.data());
-    const detail::set_groups<Key> groups = g ? g->groups : detail::set_groups<Key>{};
+    const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
     queue_batch(ex_, n, d_ops.data(), uniform, d_keys.data(), d_in.data(), d_out.data(), d_status.data(), d_exp.data(),
                 nullptr, d_ev_keys.data(), d_ev_values.data(), d_ev_flags.data(), groups);
-    fix_up_groups(groups, n, d_ops.data(), uniform, d_keys.data(), d_status.data());
+    fix_up_groups(groups, n, d_keys.data(), d_status.data(), d_out.data());
 
     d_status.copy_to_host(statuses.data(), n);  // waits for the batch and the fix-up
     return_groups(std::move(g));
@@ -481,7 +498,7 @@ class kv_cache {
   std::atomic<std::uint64_t> now_{0};
   buffer<std::uint64_t> keys_, values_;
   buffer<std::uint32_t> versions_;
-  buffer<std::uint64_t> stamps_, expires_;
+  buffer<std::uint64_t> stamps_, expires_, digests_;
   buffer<std::uint32_t> locks_, moves_;
   buffer<unsigned long long> occupied_;
   struct counters_pool {

@@ -13,6 +13,12 @@
 //    inertia on every run, whatever the thread interleaving (per-cluster sums are fixed-point
 //    integers, every other total is summed in a fixed order; random choices are counter-based).
 //    This is the only mode: it costs little, so there is no faster non-deterministic one.
+//  - Restarts (scikit-learn's n_init): params.n_init > 1 runs the whole initialisation + Lloyd
+//    n_init times, run r seeded by restart_seed(params.seed, r) (run 0 by params.seed itself, so
+//    n_init = 1 is the plain fit), and returns the run with the lowest final inertia (ties: the
+//    earliest run); everything in the result (centroids, labels, inertia, iterations, converged,
+//    inertia_history, reseeded) is that run's. Only the best run so far is kept. init = user runs
+//    once whatever n_init (every restart would be identical).
 //  - Empty clusters are re-seeded with the points farthest from their centroids (farthest
 //    first, ties to the lower index; one point per empty cluster), never left as NaN.
 //  - Distances are float32 and exact by default; ties between centroids go to the lower index.
@@ -50,7 +56,8 @@
 //    Bit-identical results; result.accumulation says which ran.
 //  - Bad input throws warpkv::error(invalid_argument) naming the argument: n, d or k = 0,
 //    k > n, n >= 2^31, NaN or infinite coordinates ("points"), coordinates so large that squared
-//    distances overflow float32, initial centroids of the wrong shape or not finite.
+//    distances overflow float32, initial centroids of the wrong shape or not finite,
+//    params.n_init = 0.
 //  - Device overloads take execution memory (device memory on the cuda backend, host memory on
 //    the host backend), queue their work on params.exec.stream and return after a final
 //    stream synchronisation (every iteration reads a few sums back to decide convergence).
@@ -61,6 +68,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "warpkv/core/buffer.hpp"
@@ -68,6 +76,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/kmeans/detail/assign_gemm.hpp"
 #include "warpkv/kmeans/detail/layout.hpp"
+#include "warpkv/kmeans/detail/random.hpp"
 #include "warpkv/kmeans/detail/segment_sums.hpp"
 #include "warpkv/kmeans/detail/steps.hpp"
 #include "warpkv/kmeans/detail/tf32.hpp"
@@ -96,7 +105,12 @@ struct params {
   std::vector<float> initial_centroids;  ///< k x d when init == user
   unsigned max_iter = 300;
   double tol = 1e-4;  ///< relative to the mean per-dimension variance, as scikit-learn
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  ///< run r of n_init draws from restart_seed(seed, r); run 0 from seed itself
+  /// Restarts, as scikit-learn's n_init: the whole initialisation + Lloyd runs n_init times
+  /// (run r seeded by restart_seed(seed, r)) and fit returns the run with the lowest final
+  /// inertia (ties: the earliest run). 1 (the default) is a single run from `seed`; must be
+  /// >= 1. Ignored with init == user, which runs once (its restarts would all be identical).
+  unsigned n_init = 1;
   unsigned parallel_rounds = 5;  ///< k-means|| rounds
   double oversampling = 2.0;     ///< k-means|| draws about oversampling x k points per round
   smem_layout layout = smem_layout::padded_odd;  ///< natural: the bank-conflicting layout, for benchmarks
@@ -131,6 +145,15 @@ struct host_result {
   unsigned reseeded = 0;
   accumulation_method accumulation = accumulation_method::atomics;
 };
+
+/// The seed of restart `run` (0-based) of a fit with params.seed = `seed` and n_init > run:
+/// `seed` itself for run 0 (so n_init = 1 is the plain fit), else a fixed 64-bit mix of
+/// (seed, run) (the counter RNG's Murmur3 fmix64 on a stream of its own). Host only; exposed so
+/// that a single restart can be reproduced (params.seed = restart_seed(seed, r), n_init = 1).
+inline std::uint64_t restart_seed(std::uint64_t seed, unsigned run) {
+  constexpr std::uint64_t restart_stream = 0x5245535441525453ull;  // "RESTARTS": no sampling stream uses it
+  return run == 0 ? seed : warpkv::detail::random_bits(seed, restart_stream, run);
+}
 
 namespace impl {
 
@@ -207,6 +230,7 @@ inline accumulation_method pick_accumulation(accumulation_method m, bool gemm, d
 inline void check_params(const params& p, std::size_t d, std::size_t k) {
   require(p.max_iter > 0, "params.max_iter", "must be at least 1");
   require(p.tol >= 0 && p.tol == p.tol, "params.tol", "must be >= 0");
+  require(p.n_init > 0, "params.n_init", "must be at least 1");
   check_precision(p.precision, "params.precision");
   // Rejects a bad choice before any work (automatic never takes gemm where owners fit: k x d < 2^16).
   (void)pick_accumulation(p.accumulation, p.distance == distance_method::gemm, p.precision, d, k, "params.accumulation");
@@ -220,10 +244,11 @@ inline void check_params(const params& p, std::size_t d, std::size_t k) {
   }
 }
 
-/// Writes the initial centroids; returns their largest |coordinate| for user centroids (which
-/// may lie outside the data), 0 otherwise (seeded centroids are data points).
+/// Writes the initial centroids drawn from `seed` (not p.seed: a restart's seed); returns their
+/// largest |coordinate| for user centroids (which may lie outside the data), 0 otherwise
+/// (seeded centroids are data points).
 inline double initialise(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p,
-                         float* centroids) {
+                         std::uint64_t seed, float* centroids) {
   const execution& ex = p.exec;
   init_method how = p.init;
   if (how == init_method::automatic)
@@ -236,37 +261,32 @@ inline double initialise(const float* points, std::size_t n, std::size_t d, std:
       return warpkv::detail::check_finite(ex, centroids, k * d, d, "params.initial_centroids");
     }
     case init_method::random:
-      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::random_rows(n, k, p.seed), centroids);
+      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::random_rows(n, k, seed), centroids);
       return 0;
     case init_method::kmeans_parallel:
-      if (warpkv::detail::kmeans_parallel(ex, p.layout, points, n, d, k, p.seed, p.parallel_rounds, p.oversampling,
+      if (warpkv::detail::kmeans_parallel(ex, p.layout, points, n, d, k, seed, p.parallel_rounds, p.oversampling,
                                           centroids))
         return 0;
       [[fallthrough]];  // fewer candidates than k (few distinct points): plain k-means++
     default:
-      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::kmeanspp_rows(ex, points, n, d, nullptr, {}, k, p.seed, 2),
+      warpkv::detail::gather_rows(ex, points, d, warpkv::detail::kmeanspp_rows(ex, points, n, d, nullptr, {}, k, seed, 2),
                                   centroids);
       return 0;
   }
 }
 
-}  // namespace impl
-
-/// Clusters n points of d float32 coordinates (row-major, execution memory) into k clusters.
-inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p = {}) {
+/// One fit (initialisation from `seed`, Lloyd, final assignment) on checked input: `gemm` from
+/// use_gemm, `scales` from measure() on the points (copied: user centroids may widen them).
+inline result fit_once(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p,
+                       std::uint64_t seed, bool gemm, warpkv::detail::data_scales scales) {
   namespace wd = warpkv::detail;
-  impl::check_shape(n, d, k);
-  require(points != nullptr, "points", "null pointer");
-  impl::check_params(p, d, k);
   const execution& ex = p.exec;
-  const bool gemm = impl::use_gemm(p.distance, ex, d, k, p.precision, "params.distance");
-  wd::data_scales scales = wd::measure(ex, points, n, d);
   const double tol = p.tol * scales.mean_variance;
 
   result r;
   r.centroids = buffer<float>(k * d, ex);
   r.labels = buffer<std::int32_t>(n, ex);
-  const double centroid_max = impl::initialise(points, n, d, k, p, r.centroids.data());
+  const double centroid_max = initialise(points, n, d, k, p, seed, r.centroids.data());
   if (centroid_max > scales.max_abs) {
     // User centroids outside the data: distances are bounded by d (max|x| + max|c|)^2 instead.
     const double span = scales.max_abs + centroid_max;
@@ -299,7 +319,7 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   std::optional<wd::gemm_assigner> by_gemm;
   if (gemm) by_gemm.emplace(ex, n, a.d, a.k, p.precision == distance_precision::tf32);
   r.distance = gemm ? distance_method::gemm : distance_method::fused;
-  r.accumulation = impl::pick_accumulation(p.accumulation, gemm, p.precision, d, k, "params.accumulation");
+  r.accumulation = pick_accumulation(p.accumulation, gemm, p.precision, d, k, "params.accumulation");
   a.by_owners = r.accumulation == accumulation_method::owners;
   std::optional<wd::segment_summer> by_segments;
   if (r.accumulation == accumulation_method::segments) by_segments.emplace(ex, n, k);
@@ -317,7 +337,7 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   wd::to_host(ex, old.data(), r.centroids.data(), k * d);
   for (unsigned it = 1; it <= p.max_iter; ++it) {
     wd::fill_zero(ex, acc.data(), acc.size());
-    if (centred) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+    if (centred) set_centre(ex, old.data(), k, d, host_centre, centre.data());
     assign_step();
     wd::to_host(ex, host_acc.data(), acc.data(), acc.size());  // (also: host_centre copied)
     r.inertia_history.push_back(wd::from_fixed(host_acc[k * d + k], scales.dist_scale));
@@ -363,12 +383,33 @@ inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t
   a.sums = nullptr;
   a.counts = nullptr;
   a.dist_mode = wd::dist_output::none;
-  if (centred) impl::set_centre(ex, old.data(), k, d, host_centre, centre.data());
+  if (centred) set_centre(ex, old.data(), k, d, host_centre, centre.data());
   assign_step();
   std::uint64_t inertia_bits = 0;
   wd::to_host(ex, &inertia_bits, a.inertia, 1);  // also waits for the centroid upload (`old` alive)
   r.inertia = wd::from_fixed(inertia_bits, scales.dist_scale);
   return r;
+}
+
+}  // namespace impl
+
+/// Clusters n points of d float32 coordinates (row-major, execution memory) into k clusters;
+/// with params.n_init > 1, the best of n_init restarts (lowest inertia, earliest on ties).
+inline result fit(const float* points, std::size_t n, std::size_t d, std::size_t k, const params& p = {}) {
+  impl::check_shape(n, d, k);
+  require(points != nullptr, "points", "null pointer");
+  impl::check_params(p, d, k);
+  const bool gemm = impl::use_gemm(p.distance, p.exec, d, k, p.precision, "params.distance");
+  const warpkv::detail::data_scales scales = warpkv::detail::measure(p.exec, points, n, d);
+  const unsigned runs = p.init == init_method::user ? 1 : p.n_init;
+  result best = impl::fit_once(points, n, d, k, p, p.seed, gemm, scales);
+  for (unsigned run = 1; run < runs; ++run) {
+    // Every seeded run shares `scales` (its inertia has the same fixed-point scale), so the
+    // comparison is between exactly computed values; strict < keeps the earliest on ties.
+    result next = impl::fit_once(points, n, d, k, p, restart_seed(p.seed, run), gemm, scales);
+    if (next.inertia < best.inertia) best = std::move(next);
+  }
+  return best;
 }
 
 /// fit() on host ranges: copies the points to params.exec's memory and the results back.

@@ -5,34 +5,20 @@
 #include <cstdint>
 
 #include "warpkv/cache/cache_ref.hpp"
-#include "warpkv/cache/detail/set_groups.hpp"
+#include "warpkv/cache/cache_op.hpp"
+#include "warpkv/cache/detail/op_groups.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/status.hpp"
 
 namespace warpkv {
-
-/// Operation codes of a cache batch.
-enum class cache_op : std::uint8_t { get = 0, set = 1, add = 2, erase = 3, get_or_set = 4, contains = 5 };
-
-constexpr std::string_view to_string(cache_op o) {
-  switch (o) {
-    case cache_op::get: return "get";
-    case cache_op::set: return "set";
-    case cache_op::add: return "add";
-    case cache_op::erase: return "erase";
-    case cache_op::get_or_set: return "get_or_set";
-    case cache_op::contains: return "contains";
-  }
-  return "unknown";
-}
-
 namespace detail {
 
-/// Operation i of a batch; arrays in the backend's memory (null where the batch has none).
+/// A batch as both of its phases see it: the cache, the batch's arrays (in the backend's
+/// memory, null where the batch has none), its clock and its operation groups.
 template <class Ref>
-struct cache_batch_op {
+struct cache_batch_args {
   using Key = typename Ref::key_type;
   Ref ref;
   const cache_op* ops = nullptr;  ///< per-operation codes, or null: every operation is `uniform`
@@ -47,72 +33,96 @@ struct cache_batch_op {
   Key* evicted_keys = nullptr;
   std::uint64_t* evicted_values = nullptr;
   std::uint8_t* evicted_flags = nullptr;
-  set_groups<Key> groups{};  ///< set absorption (slots 0: off)
+  op_groups<Key> groups{};  ///< set absorption and get_or_set combining (slots 0: off)
+};
 
+/// A batch's write phase: operation i, any kind (the read phase, cache_read_op, has done the
+/// reads; batch_body::only_full runs only the operations it left).
+template <class Ref>
+struct cache_batch_op : cache_batch_args<Ref> {
+  using Key = typename Ref::key_type;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    const cache_batch_args<Ref>& a = *this;
+    const Ref& ref = a.ref;
     const std::size_t vw = ref.value_words();
-    const cache_op o = ops != nullptr ? ops[i] : uniform;
-    const cache_clock c{stamp_base + i, now, stamp_base};
-    const std::uint64_t* in = values_in != nullptr ? values_in + i * vw : nullptr;
-    std::uint64_t* out = values_out != nullptr ? values_out + i * vw : nullptr;
-    const std::uint64_t exp = expires != nullptr ? expires[i] : expires_all;
+    const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
+    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
+    const std::uint64_t* in = a.values_in != nullptr ? a.values_in + i * vw : nullptr;
+    std::uint64_t* out = a.values_out != nullptr ? a.values_out + i * vw : nullptr;
+    const std::uint64_t exp = a.expires != nullptr ? a.expires[i] : a.expires_all;
+    const Key& k = a.keys[i];
     cache_eviction<Key> ev;
-    if (evicted_flags != nullptr) {
-      if (t.thread_rank() == 0) evicted_flags[i] = 0;  // operations that cannot evict report none
-      ev.flag = evicted_flags + i;
-      ev.key = evicted_keys + i;
-      ev.value = evicted_values != nullptr ? evicted_values + i * vw : nullptr;
+    if (a.evicted_flags != nullptr) {
+      if (t.thread_rank() == 0) a.evicted_flags[i] = 0;  // operations that cannot evict report none
+      ev.flag = a.evicted_flags + i;
+      ev.key = a.evicted_keys + i;
+      ev.value = a.evicted_values != nullptr ? a.evicted_values + i * vw : nullptr;
     }
     switch (o) {
-      case cache_op::get: return ref.get(t, keys[i], out, c);
+      case cache_op::get: return ref.get(t, k, out, c);
       case cache_op::set:
         // an absorbed set is linearized just before its key's winning set: it writes nothing
-        if (groups.absorbed(keys, i)) return status::assigned;
-        return ref.set(t, keys[i], in, exp, c, ev);
-      case cache_op::add: return ref.add(t, keys[i], in, exp, c, ev);
-      case cache_op::erase: return ref.erase(t, keys[i], c);
-      case cache_op::get_or_set: return ref.get_or_set(t, keys[i], in, out, exp, c, ev);
-      case cache_op::contains: return ref.contains(t, keys[i], c);
+        if (a.groups.absorbed(a.keys, i)) return status::assigned;
+        return ref.set(t, k, in, exp, c, ev);
+      case cache_op::add: return ref.add(t, k, in, exp, c, ev);
+      case cache_op::erase: return ref.erase(t, k, c);
+      case cache_op::get_or_set:
+        // a combined get_or_set is linearized just after its group's winner, which leaves the
+        // key present: it finds the winner's value (copied to `out` by the fix-up pass)
+        if (a.groups.absorbed(a.keys, i)) return status::found;
+        return ref.get_or_set(t, k, in, out, exp, c, ev);
+      case cache_op::contains: return ref.contains(t, k, c);
     }
     return status::invalid_key;
   }
 };
 
-/// Set absorption's passes over a batch (operation i; `ops` null: every operation is `uniform`):
-/// join the set groups before the batch, fix the winners' statuses up after it.
+/// The operation groups' passes over a batch (operation i): join the groups before the batch;
+/// after it, fix the set winners' statuses up and copy combined get_or_sets' values.
 template <class Key>
-struct set_groups_pass_fn {
-  set_groups<Key> g;
-  const cache_op* ops = nullptr;
-  cache_op uniform = cache_op::get;
+struct op_groups_pass_fn {
+  op_groups<Key> g;
   const Key* keys = nullptr;
   status* statuses = nullptr;  ///< null: the join pass; else the fix-up pass
+  std::uint64_t* values_out = nullptr;
+  std::size_t value_words = 0;
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
-    if ((ops != nullptr ? ops[i] : uniform) != cache_op::set) return;
+    if (!g.grouped(keys, i)) return;
     if (statuses == nullptr) g.join(keys, i);
-    else g.fix_up(keys, i, statuses);
+    else g.fix_up(keys, i, statuses, values_out, value_words);
   }
 };
 
-/// Operation i of a batch of gets (`refresh`) or contains only: the read path alone, so the
-/// kernel of such a batch does not carry the writers' code and registers (occupancy).
+/// A batch's read phase: operation i's lock-free read alone, so that this kernel does not carry
+/// the writers' code and registers (the mixed kernel needs ~250 registers a thread for 24-byte
+/// keys: one block of 256 threads per SM). gets and contains are done here; a get_or_set that
+/// hits is done here (its value copied out, recency refreshed), and so is a combined one (it
+/// finds its winner's value, copied by the fix-up pass); every other operation (a get_or_set
+/// that missed, set, add, erase) reports `full`, the marker of the operations the write phase
+/// (cache_batch_op, batch_body::only_full) runs. A batch of only gets or contains is this phase
+/// alone. The phases are one batch: its operations are concurrent, so running its reads before
+/// its writes is one of its valid executions.
 template <class Ref>
-struct cache_read_op {
-  using Key = typename Ref::key_type;
-  Ref ref;
-  const Key* keys = nullptr;
-  std::uint64_t* values_out = nullptr;  ///< n x value words, or null
-  bool refresh = true;                  ///< get (true) or contains (false)
-  std::uint64_t stamp_base = 0;
-  std::uint64_t now = 0;
-
+struct cache_read_op : cache_batch_args<Ref> {
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
-    const cache_clock c{stamp_base + i, now, stamp_base};
-    if (!refresh) return ref.contains(t, keys[i], c);
-    return ref.get(t, keys[i], values_out != nullptr ? values_out + i * ref.value_words() : nullptr, c);
+    const cache_batch_args<Ref>& a = *this;
+    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
+    std::uint64_t* out = a.values_out != nullptr ? a.values_out + i * a.ref.value_words() : nullptr;
+    // only the write phase's operations evict: the others report none
+    if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;
+    switch (a.ops != nullptr ? a.ops[i] : a.uniform) {
+      case cache_op::get: return a.ref.get(t, a.keys[i], out, c);
+      case cache_op::contains: return a.ref.contains(t, a.keys[i], c);
+      case cache_op::get_or_set: {
+        if (a.groups.absorbed(a.keys, i)) return status::found;  // as in cache_batch_op
+        const status s = a.ref.get(t, a.keys[i], out, c);
+        return s == status::not_found ? status::full : s;  // found, invalid_key: final
+      }
+      default: return status::full;
+    }
   }
 };
 
@@ -134,11 +144,13 @@ struct cache_batch_body : batch_body<T, Op> {
   }
 };
 
-/// Queues operations [0, n) of `op` as one launch on `ex`; `counters` null: no status counts.
+/// Queues operations [0, n) of `op` as one launch on `ex`; `counters` null: no status counts;
+/// `only_full`: only the operations whose status is `full` run (the write phase of a batch).
 template <int T, class Op>
-void launch_cache_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, unsigned long long* counters) {
+void launch_cache_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, unsigned long long* counters,
+                        bool only_full = false) {
   if (n == 0) return;
-  cache_batch_body<T, Op> body{{op, n, statuses, counters, false}};
+  cache_batch_body<T, Op> body{{op, n, statuses, counters, only_full}};
   launch<T>(ex, (n + T - 1) / T, body);
 }
 
@@ -154,6 +166,7 @@ struct cache_init_fn {
       s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
     s.versions[i] = 0;
     s.stamps[i] = 0;
+    if (s.digests != nullptr && i % 8 == 0) s.digests[i / 8] = 0;  // every slot empty: digest 0
     s.expires[i] = 0;
     if (i % bucket_width == 0) {
       s.locks[i / bucket_width] = 0;
