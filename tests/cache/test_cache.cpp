@@ -145,16 +145,14 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
       // the get_or_sets of keys present when the batch begins) in index order, then the other
       // operations in index order (kv_cache::queue_batch); a GPU batch of one operation is its
       // own order
-      std::vector<std::size_t> order;
-      for (std::size_t i = 0; i < n; ++i)
-        if (ops[i] == cache_op::get || ops[i] == cache_op::contains ||
-            (ops[i] == cache_op::get_or_set && model.count(ids[i]) != 0))
-          order.push_back(i);
-      for (std::size_t i = 0; i < n; ++i)
-        if (!(ops[i] == cache_op::get || ops[i] == cache_op::contains ||
-              (ops[i] == cache_op::get_or_set && model.count(ids[i]) != 0)))
-          order.push_back(i);
+      auto in_read_phase = [&](std::size_t i) {
+        return ops[i] == cache_op::get || ops[i] == cache_op::contains ||
+               (ops[i] == cache_op::get_or_set && model.count(ids[i]) != 0);
+      };
+      std::vector<std::size_t> order(n);
+      std::iota(order.begin(), order.end(), std::size_t{0});
       if (ex.where == backend::host) {
+        std::stable_partition(order.begin(), order.end(), in_read_phase);
         cache.execute(ops, keys, in, out, st, &ev);
       } else {
         // the GPU runs a batch's operations concurrently: one operation per batch keeps the order
@@ -172,7 +170,6 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
           }
         }
       }
-      if (ex.where != backend::host) std::iota(order.begin(), order.end(), std::size_t{0});
       std::size_t next_ev = 0;  // evictions come from the write phase only: in index order
       for (const std::size_t i : order) {
         const bool present = model.count(ids[i]) != 0;

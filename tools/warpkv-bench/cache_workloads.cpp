@@ -12,8 +12,8 @@
 //         uses latest (a Zipf over the records inserted so far, newest first). Cache capacity = a fraction of N;
 //         bucket widths 4/8/16/32. Reported: throughput of the device batches (uploads untimed),
 //         hit ratio, and the hit ratio of an exact LRU of the same capacity on the same trace.
-//         Each row is the median of --repeats passes (default 3, after --warmup passes), each a
-//         fresh cache, the load and the whole trace: contended batches vary run to run.
+//         Each row is the median of --repeats passes (default 3, after --warmup passes), each the
+//         emptied cache (clear()), the load and the whole trace: contended batches vary run to run.
 //   --baseline: the same traces on an in-process CPU baseline, cpu_sharded_lru (a chained hash
 //         table with an LRU list per shard, a mutex per shard, threads = hardware threads).
 //         It is NOT memcached: memcached is not installed on the GPU machine (no registry there),
@@ -254,12 +254,8 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   cfg.key_digests = digests_of(mode.layout);
   cfg.absorb_sets = true;  // YCSB's zipfian head: a hot key's updates in a batch write once (design/cache.md)
   cfg.combine_get_or_set = mode.combine;  // and its reads (get_or_set) run once per batch
-  std::size_t vw = 0, capacity = 0;
-  {
-    const cache_t probe(cfg, s.ex());
-    vw = probe.value_stride() / 8;
-    capacity = probe.capacity();
-  }
+  cache_t cache(cfg, s.ex());
+  const std::size_t vw = cache.value_stride() / 8;
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (1u << 20) : 4096u);
   buffer<cache_op> d_ops(batch, s.ex());
   buffer<ycsb_key> d_keys(batch, s.ex());
@@ -280,11 +276,11 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
     d_in.copy_from_host(h_in.data(), n * vw);
   };
   std::vector<std::size_t> order(batch);  // trace index of each operation of the batch
-  // One pass: a fresh cache, the load phase (untimed), then the run phase's batches (timed, summed).
-  // Contended batches vary run to run (a zipfian head's lock convoys depend on timing), so the
-  // row is the median of several passes, each from the same empty cache and the same trace.
+  // One pass: the cache emptied, the load phase (untimed), then the run phase's batches (timed,
+  // summed). Contended batches vary run to run (a zipfian head's lock convoys depend on timing),
+  // so the row is the median of several passes, each from the empty cache and the same trace.
   auto pass = [&](u64& found) {
-    cache_t cache(cfg, s.ex());
+    cache.clear();
     for (u64 first = 0; first < records; first += batch) {
       const std::size_t n = static_cast<std::size_t>(std::min<u64>(batch, records - first));
       upload(n, [](std::size_t) { return cache_op::set; }, [&](std::size_t i) { return first + i; });
@@ -326,7 +322,7 @@ void ycsb_on_device(session& s, const cache_options& o, const trace& t, char wor
   record r = s.base("cache-ycsb");
   r.set("structure", "kv_cache").set("bucket_width", W).set("tile", cache_t::tile_size).set("ycsb_workload", std::string(1, workload));
   r.set("distribution", workload == 'D' ? std::string("latest") : dist).set("records", records);
-  r.set("capacity", capacity).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
+  r.set("capacity", cache.capacity()).set("capacity_fraction", fraction).set("batch", batch).set("ops", t.ops.size());
   r.set("key_bytes", 24).set("value_bytes", 100).set("max_kicks", o.max_kicks).set("eviction", policy).set("sync", sync);
   r.set("op_order", op_order).set("layout", mode.layout).set("absorb_sets", cfg.absorb_sets);
   r.set("combine_get_or_set", cfg.combine_get_or_set);
