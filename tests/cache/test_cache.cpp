@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/backend.hpp"
+#include "warpkv/core/fault_injection.hpp"
 #include "../common/expect_invalid.hpp"
 #include "../common/linearizability.hpp"
 #include "warpkv/cache/kv_cache.hpp"
@@ -722,6 +723,48 @@ std::optional<std::string> check_cache_batch(const std::vector<cache_op>& ops, c
 // The checker itself: hand-made histories it must accept (eviction explains a miss, an insert
 // after a hit, a lost final value) and ones it must reject (a stale value, an assign or a hit
 // with the key never present, a value evicted that was never current, counts that do not add up).
+// Issue 22: every call that allocates leaves the cache exactly as it was when an allocation fails
+// (injected at each allocation of a batch in turn: staging buffers, pooled counters and groups).
+TEST(CacheBadInput, FailedAllocationLeavesTheCacheAsItWas) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 256;
+  cfg.value_bytes = 16;
+  kv_cache<std::uint64_t, 4, 4> c(cfg, ex);
+  std::vector<std::uint64_t> keys(100);
+  std::vector<std::uint64_t> ids(100);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1000 + 7 * i, ids[i] = i + 1;
+  std::vector<status> st(keys.size());
+  c.set(keys, values_for(c, keys, ids), st);
+  std::vector<std::byte> before(keys.size() * c.value_stride());
+  std::vector<status> got(keys.size());
+  c.get(keys, before, got);
+  const std::size_t size_before = c.size();
+  std::vector<std::uint64_t> fresh(3000);
+  for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i] = 900000 + i;  // a batch larger than any before
+  std::vector<std::uint64_t> fresh_ids(fresh.size(), 9);
+  const auto fresh_values = values_for(c, fresh, fresh_ids);
+  std::vector<status> fresh_st(fresh.size());
+  for (long long k = 0; k < 16; ++k) {
+    warpkv::fault_injection::fail_allocation(k);
+    bool threw = false;
+    try {
+      cache_evictions<std::uint64_t> ev;
+      c.set(fresh, fresh_values, fresh_st, &ev);
+    } catch (const error& e) {
+      threw = true;
+      EXPECT_EQ(e.code(), errc::out_of_memory) << e.what();
+    }
+    warpkv::fault_injection::disarm();
+    if (!threw) break;  // every allocation of the batch succeeded: it ran
+    ASSERT_EQ(c.size(), size_before) << "failure at allocation " << k;
+    std::vector<std::byte> now(before.size());
+    c.get(keys, now, got);
+    for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(got[i], status::found) << "key " << i;
+    ASSERT_EQ(now, before) << "failure at allocation " << k;
+  }
+}
+
 TEST(CacheLinearizability, CheckerAcceptsEvictionAndRejectsStaleValues) {
   using G = cache_op;
   const status F = status::found, N = status::not_found, I = status::inserted, A = status::assigned,

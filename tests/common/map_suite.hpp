@@ -16,6 +16,7 @@
 #include "backend.hpp"
 #include "linearizability.hpp"
 #include "warpkv/core/error.hpp"
+#include "warpkv/core/fault_injection.hpp"
 #include "warpkv/core/status.hpp"
 
 namespace warpkv::testing {
@@ -240,6 +241,22 @@ TYPED_TEST_P(MapSuite, SentinelIsRejected) {
   } catch (const warpkv::error& e) {
     EXPECT_EQ(e.code(), errc::invalid_key);
   }
+  // Every call honours the setting, reads too (issue 22: find ignored it); a clean batch does not throw.
+  try {
+    std::vector<V> found;
+    strict.find(keys, found);
+    FAIL() << "expected warpkv::error from find";
+  } catch (const warpkv::error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_key);
+  }
+  {
+    const std::vector<K> good{make_key<K>(1), make_key<K>(2)};
+    std::vector<V> found;
+    const auto fs = strict.find(good, found);  // the throwing insert above ran its valid keys
+    EXPECT_EQ(fs[0], status::found);
+    EXPECT_EQ(found[0], make_value<V>(1));
+  }
+  EXPECT_THROW(strict.erase(keys), warpkv::error);
   EXPECT_THROW(TypeParam(100, [] { typename TypeParam::config_type c{}; c.max_load_factor = 1.5; return c; }(), ex),
                warpkv::error);
 }
@@ -305,8 +322,116 @@ TYPED_TEST_P(MapSuite, LargeChurnBatchesStayConsistent) {
   }
 }
 
+// Issue 22: a failed reserve/rehash/growth must leave the map exactly as it was and usable (it
+// used to free the only table: the next call crashed, on the GPU poisoning the context). Oversized
+// requests on every backend, and injected allocation failures at every allocation of a rehash
+// and of a batch that grows (maps that allocate through warpkv::buffer).
+TYPED_TEST_P(MapSuite, FailedAllocationLeavesTheMapAsItWas) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = TestFixture::make(64, ex);
+  const std::size_t n = TestFixture::scaled(1000);
+  std::vector<K> keys(n);
+  std::vector<V> values(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<K>(i + 1), values[i] = make_value<V>(i + 7);
+  map.insert(keys, values);
+  ASSERT_EQ(map.size(), n);
+  auto intact = [&](const char* after) {
+    ASSERT_EQ(map.size(), n) << after;
+    ASSERT_EQ(map.validate(), "") << after;
+    std::vector<V> out;
+    const auto st = map.find(keys, out);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(st[i], status::found) << after << ": key " << i;
+      ASSERT_EQ(out[i], values[i]) << after << ": key " << i;
+    }
+    ASSERT_EQ(TestFixture::contents(map).size(), n) << after;
+  };
+  const std::size_t capacity = map.capacity();
+  for (const std::size_t huge : {std::size_t{1} << 40, std::size_t{1} << 36}) {
+    try {
+      map.reserve(huge);
+      ADD_FAILURE() << "reserve(" << huge << ") did not throw";
+    } catch (const warpkv::error& e) {
+      EXPECT_TRUE(e.code() == errc::out_of_memory || e.code() == errc::vulkan) << e.what();
+    }
+    intact("a failed reserve");
+    EXPECT_THROW(map.rehash(huge), warpkv::error);
+    intact("a failed rehash");
+  }
+  EXPECT_EQ(map.capacity(), capacity);
+  // Injected failures: the k-th allocation of a rehash, then of an insert batch that must grow.
+  std::vector<K> more(4 * n);
+  std::vector<V> more_values(4 * n);
+  for (std::size_t i = 0; i < more.size(); ++i) more[i] = make_key<K>(n + i + 1), more_values[i] = make_value<V>(i);
+  for (long long k = 0; k < 8; ++k) {
+    warpkv::fault_injection::fail_allocation(k);
+    try {
+      map.rehash(2 * map.capacity());
+    } catch (const warpkv::error& e) {
+      EXPECT_EQ(e.code(), errc::out_of_memory) << e.what();
+    }
+    const bool fired = !warpkv::fault_injection::allocation_armed();
+    warpkv::fault_injection::disarm();
+    intact("an injected failure in rehash");
+    if (!fired) break;  // the rehash makes fewer allocations than k (or none through warpkv::buffer)
+  }
+  for (long long k = 0; k < 12; ++k) {
+    const std::size_t before = map.size();
+    warpkv::fault_injection::fail_allocation(k);
+    bool threw = false;
+    try {
+      map.insert(more, more_values);
+    } catch (const warpkv::error& e) {
+      threw = true;
+      EXPECT_EQ(e.code(), errc::out_of_memory) << e.what();
+    }
+    const bool fired = !warpkv::fault_injection::allocation_armed();
+    warpkv::fault_injection::disarm();
+    if (!threw) break;  // it succeeded: nothing more to inject into
+    ASSERT_EQ(map.size(), before) << "a failed insert batch changed the map (failure at allocation " << k << ")";
+    intact("an injected failure in a growing insert");
+    if (!fired) break;
+  }
+}
+
+// Issue 22: a mixed batch into a far-too-small map is sized up front, as insert() is: it used to
+// fill the small table, fail, grow and re-run (minutes on the GPU for hopscotch and cuckoo).
+TYPED_TEST_P(MapSuite, MixedBatchIntoTinyMapIsSizedUpFront) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = TestFixture::make(64, ex);
+  const std::size_t n = TestFixture::scaled(8000);
+  std::mt19937_64 rng(5);
+  std::vector<op> ops(n);
+  std::vector<K> keys(n);
+  std::vector<V> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int r = static_cast<int>(rng() % 10);
+    ops[i] = r < 4 ? op::insert : r < 6 ? op::insert_or_assign : r < 8 ? op::find : op::erase;
+    keys[i] = make_key<K>(i + 1);  // fresh keys: every insert inserts, every find and erase misses
+    values[i] = make_value<V>(i);
+  }
+  std::vector<V> out;
+  const auto st = map.execute(ops, keys, values, out);
+  std::size_t inserts = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool ins = ops[i] == op::insert || ops[i] == op::insert_or_assign;
+    inserts += ins ? 1 : 0;
+    ASSERT_EQ(st[i], ins ? status::inserted : status::not_found) << "op " << i;
+  }
+  EXPECT_EQ(map.size(), inserts);
+  EXPECT_EQ(map.validate(), "");
+  if constexpr (requires { map.rehash_count(); }) {
+    EXPECT_LE(map.rehash_count(), 2u) << "the batch grew the table round after round instead of once up front";
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(MapSuite, MatchesSequentialModel, ConcurrentMixedBatchesAreLinearizable,
                             HighLoadFactorKeepsEveryKey, SentinelIsRejected, GrowsFromTinyCapacityWithoutLosingInserts,
-                            LargeChurnBatchesStayConsistent);
+                            LargeChurnBatchesStayConsistent, FailedAllocationLeavesTheMapAsItWas,
+                            MixedBatchIntoTinyMapIsSizedUpFront);
 
 }  // namespace warpkv::testing

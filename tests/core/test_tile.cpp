@@ -2,11 +2,15 @@
 // sizes, tiles whose lanes only partly hold work, and a launcher that visits each tile once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "../common/backend.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
+#include "warpkv/core/fault_injection.hpp"
 #include "warpkv/core/launcher.hpp"
 
 namespace warpkv::testing {
@@ -106,6 +110,54 @@ TEST(Launcher, HostBackendRunsTilesConcurrently) {
   std::vector<unsigned> flags(2, 0);
   launch<4>(execution::host(2), 2, simple_body<rendezvous_fn>{{flags.data()}});
   EXPECT_EQ(flags[0] + flags[1], 2u);
+}
+
+}  // namespace
+}  // namespace warpkv::testing
+
+namespace warpkv::testing {
+namespace {
+
+// Issue 22: the host backend borrows its lane threads from a persistent pool; when a thread
+// cannot be started the launch throws warpkv::error before any lane runs (it used to deadlock:
+// the lanes already started waited at a tile barrier for a lane that never came), and the
+// pool stays usable.
+TEST(HostLanePool, ThreadStartFailureIsAnErrorNotAHang) {
+  auto& pool = detail::host_lane_pool::instance();
+  const execution ex = execution::host();
+  std::vector<unsigned> hits;
+  // `tiles` tiles at once over `num_tiles` tiles of 4 lanes; hits counts each lane's visits.
+  auto body = [&](unsigned tiles, std::size_t num_tiles = 0) {
+    if (num_tiles == 0) num_tiles = tiles;
+    hits.assign(num_tiles * 4, 0u);
+    unsigned* h = hits.data();
+    launch<4>(execution::host(tiles), num_tiles, simple_body<std::function<void(const host_tile<4>&, std::size_t)>>{
+                                                     [h](const host_tile<4>& t, std::size_t i) { h[i * 4 + t.thread_rank()] += 1; }});
+  };
+  body(2);
+  const std::size_t before = pool.size();
+  body(2);
+  EXPECT_EQ(pool.size(), before) << "a second launch of the same width started new threads";
+  // A launch wider than the pool needs new threads: make the first start fail.
+  const unsigned wide = static_cast<unsigned>(pool.size() / 4 + 3);
+  warpkv::fault_injection::fail_thread_start(0);
+  try {
+    body(wide);
+    FAIL() << "expected warpkv::error";
+  } catch (const warpkv::error& e) {
+    EXPECT_EQ(e.code(), errc::unsupported);
+    EXPECT_NE(std::string(e.what()).find("lane thread"), std::string::npos) << e.what();
+  }
+  warpkv::fault_injection::disarm();
+  for (unsigned v : hits) EXPECT_EQ(v, 0u) << "a lane ran although the launch failed";
+  ASSERT_EQ(hits.size(), std::size_t{wide} * 4);
+  body(wide);  // the pool still works, and now has the threads
+  for (unsigned v : hits) EXPECT_EQ(v, 1u);
+  // The lane count is bounded: more tiles than the limit run in turns, not on more threads.
+  body(100000, 600);
+  for (unsigned v : hits) EXPECT_EQ(v, 1u);
+  EXPECT_LE(pool.size(), detail::max_host_lanes + 64);
+  (void)ex;
 }
 
 }  // namespace

@@ -159,8 +159,10 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     reset_counters();
   }
   void on_batch(const batch_summary& s) { last_full_ = s[status::full]; }
-  /// Rebuild into `capacity` buckets: collect the live entries, drop every node, re-insert
-  /// them into fresh lists (and a fresh pool sized for them and the pending inserts).
+  /// Rebuild into `capacity` buckets: collect the live entries, build a fresh table beside the
+  /// old one (bucket heads, and a fresh pool sized for the keys and the pending inserts), re-insert
+  /// them, then drop the old table. Strong guarantee: the new table is allocated before anything
+  /// changes, and when the re-insertion fails the old table is put back as it was.
   void rehash_to(std::size_t capacity) {
     const std::size_t n = this->size_;
     buffer<Key> keys(std::max<std::size_t>(n, 1), this->ex_);
@@ -170,17 +172,44 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
       throw error(errc::capacity, std::string("warpkv: ") + map_name + " found " + std::to_string(got) +
                                       " live keys while rebuilding, expected " + std::to_string(n));
     const std::size_t wanted_pool = 2 * (n + static_cast<std::size_t>(last_full_));
-    free_nodes();
-    build(capacity, wanted_pool);
+    buffer<std::uint64_t> heads(capacity, this->ex_);
+    buffer<node_type> pool;
+    if constexpr (Alloc == chained_alloc::pool)
+      pool = buffer<node_type>(std::max({capacity, wanted_pool, this->cfg_.pool_nodes}), this->ex_);
+    buffer<unsigned long long> used(1, this->ex_);
+    buffer<std::uint64_t> retired(retired_.size(), this->ex_);
+    buffer<status> st(std::max<std::size_t>(n, 1), this->ex_);
+    // Everything is allocated: the new table goes in, the old one waits aside.
+    const std::size_t old_capacity = this->capacity_;
+    auto swap_tables = [&] {
+      std::swap(heads_, heads);
+      std::swap(pool_, pool);
+      std::swap(pool_used_, used);
+      std::swap(retired_, retired);
+    };
+    swap_tables();
+    this->capacity_ = capacity;
+    bool filled = false;  // the new heads and retired stacks hold lists (empty ones at first)
+    try {
+      detail::fill_words<std::uint64_t>(this->ex_, heads_.data(), capacity, 0);
+      reset_counters();
+      filled = true;
+      if (n > 0) {
+        const auto s = launch_batch<TileSize>(
+            this->ex_, n, detail::insert_op<ref_type, Key, Value>{ref(), keys.data(), values.data(), false}, st.data());
+        if (s[status::inserted] != n)
+          throw error(errc::out_of_memory, std::string("warpkv: ") + map_name + " could re-insert only " +
+                                               std::to_string(s[status::inserted]) + " of " + std::to_string(n) +
+                                               " keys while rebuilding (device heap too small? see device_heap_bytes)");
+      }
+    } catch (...) {
+      if (filled) free_nodes_of(heads_.data(), this->capacity_, retired_);  // the new table's nodes
+      swap_tables();
+      this->capacity_ = old_capacity;
+      throw;
+    }
+    free_nodes_of(heads.data(), old_capacity, retired);  // the old table's nodes
     ++this->rehashes_;
-    if (n == 0) return;
-    buffer<status> st(n, this->ex_);
-    const auto s = launch_batch<TileSize>(
-        this->ex_, n, detail::insert_op<ref_type, Key, Value>{ref(), keys.data(), values.data(), false}, st.data());
-    if (s[status::inserted] != n)
-      throw error(errc::out_of_memory, std::string("warpkv: ") + map_name + " could re-insert only " +
-                                           std::to_string(s[status::inserted]) + " of " + std::to_string(n) +
-                                           " keys while rebuilding (device heap too small? see device_heap_bytes)");
   }
 
   /// Fresh bucket array of `capacity` heads; pool: a fresh pool of at least `pool_hint` nodes.
@@ -203,9 +232,18 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   void free_nodes() {
     if constexpr (Alloc == chained_alloc::device) {
       if (heads_.data() == nullptr) return;  // moved from
-      detail::for_each_index(this->ex_, this->capacity_ + retired_.size(),
-                             detail::free_lists_fn<node_type>{heads_.data(), this->capacity_, retired_.data()});
+      free_nodes_of(heads_.data(), this->capacity_, retired_);
       reset_counters();
+    }
+  }
+  /// Device allocation: frees the nodes of the lists under `heads` and of the retired stacks.
+  void free_nodes_of(std::uint64_t* heads, std::size_t capacity, const buffer<std::uint64_t>& retired) {
+    if constexpr (Alloc == chained_alloc::device) {
+      if (heads == nullptr) return;
+      detail::for_each_index(this->ex_, capacity + retired.size(),
+                             detail::free_lists_fn<node_type>{heads, capacity, retired.data()});
+    } else {
+      (void)heads, (void)capacity, (void)retired;
     }
   }
 

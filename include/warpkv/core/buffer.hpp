@@ -15,6 +15,7 @@
 #include "warpkv/core/cuda_check.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/core/fault_injection.hpp"
 
 namespace warpkv {
 
@@ -30,6 +31,8 @@ T* allocate(std::size_t n, const execution& ex, [[maybe_unused]] memory_kind kin
   if (n > std::numeric_limits<std::size_t>::max() / sizeof(T))
     throw error(errc::out_of_memory, "warpkv: buffer of " + std::to_string(n) + " elements overflows size_t");
   const std::size_t bytes = n * sizeof(T);
+  if (fault_injection::detail::trip(fault_injection::detail::allocation_countdown))
+    throw error(errc::out_of_memory, "warpkv: cannot allocate " + std::to_string(bytes) + " bytes (injected failure)");
   void* p = nullptr;
   if (ex.where == backend::cuda) {
 #if WARPKV_HAS_CUDA

@@ -29,9 +29,17 @@
 //  - no insert is lost: a batch that reports `full` makes the map rehash into a new table (new
 //    seed, more capacity when loaded) and re-run exactly the `full` operations; 64 rounds without
 //    success throw errc::capacity;
-//  - a sentinel key gets status::invalid_key; with config.throw_on_invalid_key the call throws
-//    after the batch ran;
-//  - mutating calls wait for their batch; find/contains are stream-ordered (no wait) on cuda;
+//  - a sentinel key gets status::invalid_key; with config.throw_on_invalid_key every call
+//    (find and contains too) throws errc::invalid_key after the batch ran;
+//  - mutating calls wait for their batch; find/contains are stream-ordered (no wait) on cuda,
+//    except with throw_on_invalid_key, where they count the statuses and wait;
+//  - a mixed batch (execute) is sized up front as insert() is: when it could pass the maximum
+//    load factor, a counting pass learns how many ops may insert and the table grows first;
+//  - nothing is lost on failure: reserve, rehash, cleanup and growth allocate the new table
+//    beside the old one and put the old one back when anything fails (strong guarantee). A
+//    batch allocates before it runs; a growth failure in the middle of a batch (placement
+//    failed in a table already sized for the batch) throws with the map consistent: the ops whose
+//    status is `full` did not run, all others did and are counted in size();
 //  - one map must not be used by two host threads at once.
 // Pointers point to memory of the map's backend; the std::span overloads take host data.
 #include <algorithm>
@@ -105,6 +113,7 @@ class bulk_map_base {
     check_inputs(n, ops, "ops");
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
+    presize_mixed(ops, n, out);
     return run(n, out, [=](const Ref& r) {
       return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
     });
@@ -223,23 +232,42 @@ class bulk_map_base {
 
   /// Re-inserts every live entry into a new table of `capacity` slots with a new seed
   /// (alternately a new seed, then a new seed with twice the room, until every entry fits).
+  /// Strong guarantee: when anything fails (an allocation, a launch, 64 attempts), the old table,
+  /// its side arrays, capacity and seed are put back as they were and the error propagates.
   void rehash_to(std::size_t capacity) {
     buffer<slot_type> old_slots = std::move(slots_);
-    const std::size_t old_slot_count = storage_for(capacity_);
-    buffer<status> statuses(old_slot_count, ex_);
-    std::uint64_t seed = seed_;
-    for (int attempt = 0;; ++attempt) {
-      if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
-      seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
-      allocate(capacity, seed);
-      const auto s = launch_batch<TileSize>(
-          ex_, old_slot_count, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
-          statuses.data(), counters());
-      if (s[status::full] == 0) break;
-      if (attempt % 2 == 1) capacity *= 2;
+    auto old_side = self().take_side();
+    const std::size_t old_capacity = capacity_;
+    const std::uint64_t old_seed = seed_;
+    try {
+      const std::size_t old_slot_count = storage_for(old_capacity);
+      buffer<status> statuses(old_slot_count, ex_);
+      std::uint64_t seed = seed_;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
+        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
+        allocate(capacity, seed);
+        const auto s = launch_batch<TileSize>(
+            ex_, old_slot_count, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
+            statuses.data(), counters());
+        if (s[status::full] == 0) break;
+        if (attempt % 2 == 1) capacity *= 2;
+      }
+    } catch (...) {
+      slots_ = std::move(old_slots);
+      capacity_ = old_capacity;
+      seed_ = old_seed;
+      self().restore_side(std::move(old_side));
+      throw;
     }
     ++rehashes_;
   }
+
+  /// Side arrays of the table (none by default): a map with some replaces both hooks, so that a
+  /// failed rehash can put them back with the slots.
+  struct no_side {};
+  no_side take_side() { return {}; }
+  void restore_side(no_side) {}
 
   Config cfg_;
   execution ex_;
@@ -280,6 +308,22 @@ class bulk_map_base {
     return with_statuses(keys.size(), [&](status* s) { insert_batch(k.data(), v.data(), keys.size(), s, or_assign); });
   }
 
+  /// Sizes the table for a mixed batch before it runs, as insert() does: when the batch could
+  /// pass the maximum load factor even if all its ops inserted, one counting pass (a launch and a
+  /// wait) learns how many may insert, and the table makes room for them first. A batch into a
+  /// far-too-small table then costs what it costs in a table sized for it, instead of filling
+  /// the small one, failing, growing and re-running many times.
+  void presize_mixed(const op* ops, std::size_t n, status* out) {
+    if (n == 0 || static_cast<double>(size_ + n) <= cfg_.max_load_factor * static_cast<double>(capacity_)) return;
+    buffer<status> tmp;
+    if (out == nullptr) {
+      tmp = buffer<status>(n, ex_);
+      out = tmp.data();
+    }
+    const auto s = launch_batch<TileSize>(ex_, n, count_inserts_op{ops}, out, counters());
+    if (s[status::inserted] > 0) self().prepare_inserts(static_cast<std::size_t>(s[status::inserted]));
+  }
+
   template <class F>
   std::vector<status> with_statuses(std::size_t n, F&& f) {
     buffer<status> s(n, ex_);
@@ -287,6 +331,8 @@ class bulk_map_base {
     return s.to_vector();
   }
 
+  /// A read-only batch: one launch, stream-ordered (no wait) and uncounted, unless
+  /// config.throw_on_invalid_key asks for a check, which counts the statuses and waits.
   template <class Op>
   void run_readonly(std::size_t n, status* out, const Op& op) {
     if (n == 0) return;
@@ -295,13 +341,16 @@ class bulk_map_base {
       tmp = buffer<status>(n, ex_);
       out = tmp.data();
     }
-    launch<TileSize>(ex_, (n + TileSize - 1) / TileSize, batch_body<TileSize, Op>{op, n, out, nullptr, false});
-    if (ex_.where == backend::host) check_invalid_host(out, n);
+    if (!cfg_.throw_on_invalid_key) {
+      launch<TileSize>(ex_, (n + TileSize - 1) / TileSize, batch_body<TileSize, Op>{op, n, out, nullptr, false});
+      return;
+    }
+    throw_if_invalid(launch_batch<TileSize>(ex_, n, op, out, counters()));
   }
-  void check_invalid_host(const status* s, std::size_t n) const {
-    if (!cfg_.throw_on_invalid_key) return;
-    for (std::size_t i = 0; i < n; ++i)
-      if (s[i] == status::invalid_key) throw error(errc::invalid_key, "warpkv: key at index " + std::to_string(i) + " is invalid");
+  void throw_if_invalid(const batch_summary& s) const {
+    if (cfg_.throw_on_invalid_key && s[status::invalid_key] > 0)
+      throw error(errc::invalid_key, "warpkv: " + std::to_string(s[status::invalid_key]) +
+                                         " keys equal a sentinel key (or op codes were invalid)");
   }
 
   /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
@@ -328,9 +377,7 @@ class bulk_map_base {
       account(part);
     }
     self().maintain();
-    if (cfg_.throw_on_invalid_key && total[status::invalid_key] > 0)
-      throw error(errc::invalid_key, "warpkv: " + std::to_string(total[status::invalid_key]) +
-                                         " keys equal a sentinel key (or op codes were invalid)");
+    throw_if_invalid(total);
     return total;
   }
   void account(const batch_summary& s) {

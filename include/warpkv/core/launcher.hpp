@@ -7,15 +7,16 @@
 //   template <class Tile> WARPKV_HD void flush(const Tile&, accumulator&) const;  // once per lane at the end
 // Every lane of a tile calls operator() with the same tile_index; tiles run concurrently.
 // `simple_body` adapts a plain callable (tile, tile_index).
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include "warpkv/core/config.hpp"
 #include "warpkv/core/cuda_check.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/core/host_pool.hpp"
 #include "warpkv/core/tile.hpp"
 
 namespace warpkv {
@@ -36,34 +37,32 @@ struct simple_body {
 
 namespace detail {
 
+/// Runs the tiles on host lane threads borrowed from the process-wide pool (core/host_pool.hpp):
+/// at most `concurrent_tiles` tiles at once, and never more than max_host_lanes threads.
 template <int N, class Body>
 void launch_host(std::size_t num_tiles, const Body& body, unsigned concurrent_tiles) {
   if (num_tiles == 0) return;
-  const std::size_t tiles = std::min<std::size_t>(concurrent_tiles == 0 ? 1 : concurrent_tiles, num_tiles);
+  const std::size_t limit = std::max<std::size_t>(1, max_host_lanes / N);
+  const std::size_t tiles =
+      std::min({static_cast<std::size_t>(concurrent_tiles == 0 ? 1 : concurrent_tiles), num_tiles, limit});
   std::atomic<std::size_t> next{0};
   std::vector<std::unique_ptr<host_tile_state>> states;
   states.reserve(tiles);
   for (std::size_t i = 0; i < tiles; ++i) states.push_back(std::make_unique<host_tile_state>(N));
-  {
-    std::vector<std::jthread> lanes;
-    lanes.reserve(tiles * N);
-    for (std::size_t t = 0; t < tiles; ++t) {
-      for (unsigned r = 0; r < static_cast<unsigned>(N); ++r) {
-        lanes.emplace_back([&, t, r] {
-          host_tile<N> tile(states[t].get(), r);
-          typename Body::accumulator acc{};
-          for (;;) {
-            std::size_t idx = 0;
-            if (r == 0) idx = next.fetch_add(1, std::memory_order_relaxed);
-            idx = tile.shfl(idx, 0);
-            if (idx >= num_tiles) break;
-            body(tile, idx, acc);
-          }
-          body.flush(tile, acc);
-        });
-      }
+  host_lane_pool::instance().run(tiles * N, [&](std::size_t lane) {
+    const std::size_t t = lane / N;
+    const unsigned r = static_cast<unsigned>(lane % N);
+    host_tile<N> tile(states[t].get(), r);
+    typename Body::accumulator acc{};
+    for (;;) {
+      std::size_t idx = 0;
+      if (r == 0) idx = next.fetch_add(1, std::memory_order_relaxed);
+      idx = tile.shfl(idx, 0);
+      if (idx >= num_tiles) break;
+      body(tile, idx, acc);
     }
-  }  // jthreads join here
+    body.flush(tile, acc);
+  });
 }
 
 #if WARPKV_HAS_CUDA

@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <span>
 #include <string>
 #include <thread>
@@ -172,6 +173,11 @@ class hopscotch_map {
     check_inputs(n, ops, "ops");
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
+    // Sized up front, as bulk inserts are: a batch into a far-too-small table would otherwise
+    // resize many times on its way.
+    const auto inserts = static_cast<std::size_t>(std::count_if(
+        ops, ops + n, [](op o) { return o == op::insert || o == op::insert_or_assign; }));
+    if (inserts > 0) reserve(size() + inserts);
     return run(n, out, [&](std::size_t i) {
       switch (ops[i]) {
         case op::insert: return insert(keys[i], values[i]);
@@ -476,29 +482,40 @@ class hopscotch_map {
       const bool loaded = static_cast<double>(entries) >= 0.5 * cfg_.max_load_factor * static_cast<double>(from->buckets);
       buckets = std::max(loaded ? 2 * from->buckets : from->buckets, capacity_for(entries));
     }
-    std::uint64_t seed = from->seed;
-    for (int attempt = 0;; ++attempt) {
-      if (attempt >= 64) {
-        for (std::size_t i = 0; i < from->num_segments; ++i) detail::unlock_segment(from->segments[i]);
-        throw error(errc::capacity, "warpkv: cpu::hopscotch_map could not place every key after 64 rebuilds");
+    // Strong guarantee: `from` stays current and unlocked when anything below fails.
+    auto unlock_from = [&] {
+      for (std::size_t i = 0; i < from->num_segments; ++i) detail::unlock_segment(from->segments[i]);
+    };
+    try {
+      tables_.reserve(tables_.size() + 1);  // the push_back below cannot fail after the switch
+      std::uint64_t seed = from->seed;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt >= 64) throw error(errc::capacity, "warpkv: cpu::hopscotch_map could not place every key after 64 rebuilds");
+        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
+        auto fresh = make_table(buckets, seed);
+        bool ok = true;
+        for (std::size_t s = 0; s < from->slots() && ok; ++s) {
+          const key_bits k = from->key(s).load(memory_order::relaxed);
+          if (k == empty_bits_) continue;
+          status st{};
+          ok = insert_into(*fresh, k, from->value(s).load(memory_order::relaxed), false, false, st) == outcome::done;
+        }
+        if (ok) {
+          current_.store(fresh.get(), std::memory_order_release);  // writers that now lock `from` see it is stale
+          tables_.push_back(std::move(fresh));
+          break;
+        }
+        if (attempt % 2 == 1) buckets *= 2;
       }
-      seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
-      auto fresh = make_table(buckets, seed);
-      bool ok = true;
-      for (std::size_t s = 0; s < from->slots() && ok; ++s) {
-        const key_bits k = from->key(s).load(memory_order::relaxed);
-        if (k == empty_bits_) continue;
-        status st{};
-        ok = insert_into(*fresh, k, from->value(s).load(memory_order::relaxed), false, false, st) == outcome::done;
-      }
-      if (ok) {
-        current_.store(fresh.get(), std::memory_order_release);  // writers that now lock `from` see it is stale
-        tables_.push_back(std::move(fresh));
-        break;
-      }
-      if (attempt % 2 == 1) buckets *= 2;
+    } catch (const std::bad_alloc&) {
+      unlock_from();
+      throw error(errc::out_of_memory, "warpkv: cpu::hopscotch_map cannot allocate a table of " +
+                                           std::to_string(buckets) + " buckets");
+    } catch (...) {
+      unlock_from();
+      throw;
     }
-    for (std::size_t i = 0; i < from->num_segments; ++i) detail::unlock_segment(from->segments[i]);
+    unlock_from();
     rehashes_.fetch_add(1, std::memory_order_relaxed);
   }
 

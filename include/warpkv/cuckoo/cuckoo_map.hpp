@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "warpkv/core/bulk_map.hpp"
@@ -100,6 +101,9 @@ class cuckoo_map
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);
     detail::fill_words<std::uint32_t>(this->ex_, locks_.data(), locks_.size(), 0u);
   }
+
+  buffer<std::uint32_t> take_side() { return std::move(locks_); }
+  void restore_side(buffer<std::uint32_t> locks) { locks_ = std::move(locks); }
 
   buffer<std::uint32_t> locks_;  // bucket versions: even = unlocked
 };

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "warpkv/core/bulk_map.hpp"
 #include "warpkv/open_addressing/detail/probing.hpp"
@@ -99,6 +100,15 @@ class open_addressing_map
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);
     detail::for_each_index(this->ex_, ready_.size(), detail::clear_ready_fn{ready_.data()});
     tombstones_ = 0;  // a fresh or cleared table, or the new table of a rebuild
+  }
+  struct side_arrays {
+    buffer<std::uint32_t> ready;
+    std::size_t tombstones = 0;
+  };
+  side_arrays take_side() { return {std::move(ready_), std::exchange(tombstones_, 0)}; }
+  void restore_side(side_arrays s) {
+    ready_ = std::move(s.ready);
+    tombstones_ = s.tombstones;
   }
   void on_batch(const batch_summary& s) { tombstones_ += s[status::erased]; }
   /// Before n inserts: room for the keys, and room beside the tombstones, else drop them first.

@@ -580,19 +580,31 @@ class linear_map {
   /// Re-inserts every live entry into a new table of `capacity` slots with a new seed
   /// (alternately a new seed, then a new seed with twice the room, until every entry fits).
   int rehash_to(std::size_t capacity) {
+    // Strong guarantee: the old table waits aside and comes back when anything fails.
     buffer old_slots = std::move(slots_);
     buffer old_ready = std::move(ready_);
     const std::size_t old_capacity = capacity_;
-    std::uint64_t seed = seed_;
-    for (int attempt = 0;; ++attempt) {
-      if (attempt >= 64) throw error(errc::capacity, "warpkv::vulkan: rehash could not place every key");
-      seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
-      allocate(capacity, seed);
-      detail::bindings b{};
-      b[2] = old_slots.view();
-      counted_pass(*reinsert_, b, params(static_cast<std::uint32_t>(old_capacity)));
-      if (read_counts()[static_cast<int>(status::full)] == 0) break;
-      if (attempt % 2 == 1) capacity *= 2;
+    const std::uint64_t old_seed = seed_;
+    const std::size_t old_tombstones = tombstones_;
+    try {
+      std::uint64_t seed = seed_;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt >= 64) throw error(errc::capacity, "warpkv::vulkan: rehash could not place every key");
+        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
+        allocate(capacity, seed);
+        detail::bindings b{};
+        b[2] = old_slots.view();
+        counted_pass(*reinsert_, b, params(static_cast<std::uint32_t>(old_capacity)));
+        if (read_counts()[static_cast<int>(status::full)] == 0) break;
+        if (attempt % 2 == 1) capacity *= 2;
+      }
+    } catch (...) {
+      slots_ = std::move(old_slots);
+      ready_ = std::move(old_ready);
+      capacity_ = old_capacity;
+      seed_ = old_seed;
+      tombstones_ = old_tombstones;
+      throw;
     }
     ++rehashes_;
     return 0;

@@ -10,8 +10,12 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "warpkv/core/error.hpp"
 
 namespace warpkv::cpu::detail {
 
@@ -20,18 +24,18 @@ class thread_pool {
   /// `threads` threads take part in each call: the caller and threads - 1 workers (at least 1).
   explicit thread_pool(unsigned threads) : threads_(std::max(1u, threads)) {
     workers_.reserve(threads_ - 1);
-    for (unsigned i = 1; i < threads_; ++i) workers_.emplace_back([this] { work(); });
+    try {
+      for (unsigned i = 1; i < threads_; ++i) workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {  // no thread may be left joinable: stop those started
+      stop_all();
+      throw warpkv::error(warpkv::errc::unsupported, "warpkv::cpu: could not start worker thread " +
+                                                         std::to_string(workers_.size() + 1) + " of " +
+                                                         std::to_string(threads_ - 1) + " (" + e.what() + ")");
+    }
   }
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
-  ~thread_pool() {
-    {
-      std::lock_guard<std::mutex> g(m_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
+  ~thread_pool() { stop_all(); }
 
   [[nodiscard]] unsigned threads() const { return threads_; }
 
@@ -78,6 +82,14 @@ class thread_pool {
   }
 
  private:
+  void stop_all() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
   void work() {
     std::uint64_t seen = 0;
     for (;;) {
