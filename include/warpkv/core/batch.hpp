@@ -34,6 +34,11 @@ struct batch_summary {
   }
 };
 
+/// The shapes of a batch launch: the serve loop (GLHT's work sharing: a tile of T lanes owns T
+/// consecutive operations and serves them in turn; mixed batches) or one operation per tile
+/// (cuco's mapping; uniform batches: every tile runs the same path, no serve loop, no op switch).
+enum class batch_shape { serve_loop, op_per_tile };
+
 namespace detail {
 
 /// Op: copyable, `template <class Tile> WARPKV_HD status operator()(const Tile&, std::size_t i) const`,
@@ -70,6 +75,53 @@ struct batch_body {
     if (counters == nullptr) return;  // read-only batches do not count
     for (int k = 0; k < num_status_kinds; ++k)
       if (acc.c[k] != 0) atomic_ref<unsigned long long>(counters[k]).fetch_add(acc.c[k], memory_order::relaxed);
+  }
+};
+
+/// One operation per tile: tile i runs operation i. Statuses are stored only when the caller
+/// asked for them (statuses != null); lane 0 of each tile counts in registers (a constant-index
+/// accumulator, so no local memory), and the counts are summed per warp at the end (one atomic
+/// per warp and status kind that occurred); nothing is counted when counters is null.
+template <int T, class Op>
+struct tile_op_body {
+  Op op;
+  std::size_t n;
+  status* statuses;              // may be null (then only_full must be false)
+  unsigned long long* counters;  // num_status_kinds counters, or null
+  bool only_full;                // re-run only operations whose previous status was `full`
+
+  struct accumulator {
+    unsigned c[num_status_kinds] = {};
+  };
+
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& tile, std::size_t i, accumulator& acc) const {
+    if (only_full && statuses[i] != status::full) return;  // the same on every lane of the tile
+    const status s = op(tile, i);
+    if (tile.thread_rank() == 0) {
+      if (statuses != nullptr) statuses[i] = s;
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+      for (int k = 0; k < num_status_kinds; ++k) acc.c[k] += static_cast<int>(s) == k ? 1u : 0u;
+    }
+  }
+
+  template <class Tile>
+  WARPKV_HD void flush(const Tile&, accumulator& acc) const {
+    if (counters == nullptr) return;
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+    for (int k = 0; k < num_status_kinds; ++k) {
+#if WARPKV_DEVICE_PASS
+      const unsigned sum = __reduce_add_sync(0xffffffffu, acc.c[k]);  // every lane of the warp flushes
+      if ((threadIdx.x & 31u) == 0 && sum != 0)
+        atomic_ref<unsigned long long>(counters[k]).fetch_add(sum, memory_order::relaxed);
+#else
+      if (acc.c[k] != 0) atomic_ref<unsigned long long>(counters[k]).fetch_add(acc.c[k], memory_order::relaxed);
+#endif
+    }
   }
 };
 
@@ -133,15 +185,27 @@ class batch_counters {
   std::unique_ptr<host_t, free_pinned> pinned_;
 };
 
+/// Launches operations [0, n) in the given shape without waiting; `counters` may be null (then
+/// nothing is counted) and `statuses` may be null for op_per_tile (then none is stored).
+template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
+void launch_uncounted(const execution& ex, std::size_t n, const Op& op, status* statuses,
+                      unsigned long long* counters = nullptr, bool only_full = false) {
+  if (n == 0) return;
+  if constexpr (Shape == batch_shape::op_per_tile)
+    launch<T>(ex, n, detail::tile_op_body<T, Op>{op, n, statuses, counters, only_full});
+  else
+    launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters, only_full});
+}
+
 /// Runs operations [0, n) of `op` as one concurrent batch on `ex`; `statuses` (n entries in the
 /// backend's memory) receives each operation's status. Waits for the batch and returns its counts
 /// (gathered in `counters`, which must belong to the same backend and stream).
-template <int T, class Op>
+template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
 batch_summary launch_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, batch_counters& counters,
                            bool only_full = false) {
   if (n == 0) return {};
   counters.zero();
-  launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters.data(), only_full});
+  launch_uncounted<T, Op, Shape>(ex, n, op, statuses, counters.data(), only_full);
   return counters.read();
 }
 

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/batch_sizing.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
@@ -104,7 +105,7 @@ class bulk_map_base {
   }
   batch_summary erase(const key_type* keys, std::size_t n, status* out = nullptr) {
     check_inputs(n, keys, "keys");
-    return run(n, out, [=](const Ref& r) { return erase_op<Ref, key_type>{r, keys}; });
+    return run<batch_shape::op_per_tile>(n, out, [=](const Ref& r) { return erase_op<Ref, key_type>{r, keys}; });
   }
   /// A mixed batch; all operations run concurrently. values_out (may be null) receives
   /// find results; an op code outside warpkv::op gets status::invalid_key.
@@ -113,7 +114,7 @@ class bulk_map_base {
     check_inputs(n, ops, "ops");
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
-    presize_mixed(ops, n, out);
+    presize_mixed(ops, keys, n);
     return run(n, out, [=](const Ref& r) {
       return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
     });
@@ -299,7 +300,8 @@ class bulk_map_base {
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
     self().prepare_inserts(n);
-    return run(n, out, [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; });
+    return run<batch_shape::op_per_tile>(
+        n, out, [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; });
   }
   std::vector<status> insert_host(std::span<const key_type> keys, std::span<const mapped_type> values, bool or_assign) {
     require(keys.size() == values.size(), "values", "must have as many elements as keys");
@@ -309,19 +311,18 @@ class bulk_map_base {
   }
 
   /// Sizes the table for a mixed batch before it runs, as insert() does: when the batch could
-  /// pass the maximum load factor even if all its ops inserted, one counting pass (a launch and a
-  /// wait) learns how many may insert, and the table makes room for them first. A batch into a
-  /// far-too-small table then costs what it costs in a table sized for it, instead of filling
-  /// the small one, failing, growing and re-running many times.
-  void presize_mixed(const op* ops, std::size_t n, status* out) {
+  /// pass the maximum load factor even if all its ops inserted, one pass (a launch and a wait,
+  /// core/batch_sizing.hpp) counts the ops that may insert and estimates how many distinct keys
+  /// they carry, and the table makes room for the smaller number first. A batch of fresh keys into
+  /// a far-too-small table then costs what it costs in a table sized for it (it used to fill the
+  /// small table, fail, grow and re-run round after round), and hot keys do not inflate the table.
+  void presize_mixed(const op* ops, const key_type* keys, std::size_t n) {
     if (n == 0 || static_cast<double>(size_ + n) <= cfg_.max_load_factor * static_cast<double>(capacity_)) return;
-    buffer<status> tmp;
-    if (out == nullptr) {
-      tmp = buffer<status>(n, ex_);
-      out = tmp.data();
-    }
-    const auto s = launch_batch<TileSize>(ex_, n, count_inserts_op{ops}, out, counters());
-    if (s[status::inserted] > 0) self().prepare_inserts(static_cast<std::size_t>(s[status::inserted]));
+    const insert_estimate e = estimate_inserts(ex_, ops, keys, n);
+    // A small overshoot (or the sketch's few percent of error) is left to the growth path,
+    // which handles it cheaply; only a table that would be overwhelmed grows first.
+    const double room = cfg_.max_load_factor * static_cast<double>(capacity_);
+    if (static_cast<double>(size_ + e.distinct) > 1.25 * room) self().prepare_inserts(static_cast<std::size_t>(e.distinct));
   }
 
   template <class F>
@@ -333,19 +334,15 @@ class bulk_map_base {
 
   /// A read-only batch: one launch, stream-ordered (no wait) and uncounted, unless
   /// config.throw_on_invalid_key asks for a check, which counts the statuses and waits.
+  /// One operation per tile; statuses stored only when `out` is given.
   template <class Op>
   void run_readonly(std::size_t n, status* out, const Op& op) {
     if (n == 0) return;
-    buffer<status> tmp;
-    if (out == nullptr) {
-      tmp = buffer<status>(n, ex_);
-      out = tmp.data();
-    }
     if (!cfg_.throw_on_invalid_key) {
-      launch<TileSize>(ex_, (n + TileSize - 1) / TileSize, batch_body<TileSize, Op>{op, n, out, nullptr, false});
+      launch_uncounted<TileSize, Op, batch_shape::op_per_tile>(ex_, n, op, out);
       return;
     }
-    throw_if_invalid(launch_batch<TileSize>(ex_, n, op, out, counters()));
+    throw_if_invalid(launch_batch<TileSize, Op, batch_shape::op_per_tile>(ex_, n, op, out, counters()));
   }
   void throw_if_invalid(const batch_summary& s) const {
     if (cfg_.throw_on_invalid_key && s[status::invalid_key] > 0)
@@ -354,7 +351,8 @@ class bulk_map_base {
   }
 
   /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
-  template <class MakeOp>
+  /// Uniform batches (insert, erase) run one operation per tile; mixed ones the serve loop.
+  template <batch_shape Shape = batch_shape::serve_loop, class MakeOp>
   batch_summary run(std::size_t n, status* out, const MakeOp& make) {
     if (n == 0) return {};
     buffer<status> tmp;
@@ -362,7 +360,8 @@ class bulk_map_base {
       tmp = buffer<status>(n, ex_);
       out = tmp.data();
     }
-    batch_summary part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, counters());
+    using op_t = decltype(make(self().ref()));
+    batch_summary part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters());
     batch_summary total = part;
     account(part);
     for (int round = 0; part[status::full] > 0; ++round) {
@@ -371,7 +370,7 @@ class bulk_map_base {
                                         std::to_string(part[status::full]) + " keys after 64 growth rounds");
       grow(part[status::full]);
       const std::uint64_t was_full = part[status::full];
-      part = launch_batch<TileSize>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
+      part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
       total.count[static_cast<int>(status::full)] -= was_full;
       total += part;
       account(part);

@@ -46,4 +46,14 @@ struct alignas(sizeof(KeyBits) > sizeof(ValueBits) ? sizeof(KeyBits) : sizeof(Va
   ValueBits value;
 };
 
+/// A slot of a 4-byte key and a 4-byte value aligned as one 8-byte word (key in the low half on
+/// the little-endian targets warpkv runs on), so one 8-byte atomic reads, claims or replaces the
+/// pair (core/packed_pair.hpp).
+template <class KeyBits, class ValueBits>
+struct alignas(8) packed_slot {
+  static_assert(sizeof(KeyBits) == 4 && sizeof(ValueBits) == 4, "only 4-byte keys and values pack");
+  KeyBits key;
+  ValueBits value;
+};
+
 }  // namespace warpkv

@@ -76,14 +76,5 @@ struct execute_op {
   }
 };
 
-/// Sizing pass of a mixed batch: `inserted` for an op that may insert a key, `not_found` for the
-/// rest. launch_batch's counts then tell how much room the batch can need, before it runs.
-struct count_inserts_op {
-  const op* ops;
-  template <class Tile>
-  WARPKV_HD status operator()(const Tile&, std::size_t i) const {
-    return ops[i] == op::insert || ops[i] == op::insert_or_assign ? status::inserted : status::not_found;
-  }
-};
 
 }  // namespace warpkv::detail

@@ -177,7 +177,8 @@ class hopscotch_map {
     // resize many times on its way.
     const auto inserts = static_cast<std::size_t>(std::count_if(
         ops, ops + n, [](op o) { return o == op::insert || o == op::insert_or_assign; }));
-    if (inserts > 0) reserve(size() + inserts);
+    if (static_cast<double>(size() + inserts) > 1.25 * cfg_.max_load_factor * static_cast<double>(capacity()))
+      reserve(size() + inserts);
     return run(n, out, [&](std::size_t i) {
       switch (ops[i]) {
         case op::insert: return insert(keys[i], values[i]);

@@ -96,7 +96,9 @@ class open_addressing_map
  private:
   // ---- hooks of bulk_map_base --------------------------------------------------------------
   void reset_table(bool reallocate) {
-    if (reallocate) ready_ = buffer<std::uint32_t>(this->capacity_ / detail::ready_bits_per_word, this->ex_);
+    // Packed pairs (4-byte keys and values) prove themselves: no ready bitmap.
+    if (reallocate && !ref_type::packed)
+      ready_ = buffer<std::uint32_t>(this->capacity_ / detail::ready_bits_per_word, this->ex_);
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);
     detail::for_each_index(this->ex_, ready_.size(), detail::clear_ready_fn{ready_.data()});
     tombstones_ = 0;  // a fresh or cleared table, or the new table of a rebuild

@@ -19,11 +19,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/backoff.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/key_value.hpp"
+#include "warpkv/core/packed_pair.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
 #include "warpkv/open_addressing/detail/probing.hpp"
@@ -49,7 +51,11 @@ class open_addressing_ref {
   using probing_type = Probing;
   using key_bits = storage_bits_t<sizeof(Key)>;
   using value_bits = storage_bits_t<sizeof(Value)>;
-  using slot_type = slot<key_bits, value_bits>;
+  /// 4-byte keys and values pack into one 8-byte word: one relaxed load reads a pair that proves
+  /// itself, one CAS claims, assigns or erases it, and there is no ready bitmap (the `packed`
+  /// protocol of docs/design/open_addressing.md). Wider pairs keep the key CAS + ready bit.
+  static constexpr bool packed = sizeof(key_bits) == 4 && sizeof(value_bits) == 4;
+  using slot_type = std::conditional_t<packed, packed_slot<key_bits, value_bits>, slot<key_bits, value_bits>>;
   using sequence_type = detail::probe_sequence<Probing, Window>;
   static constexpr int window = Window;
 
@@ -88,16 +94,148 @@ class open_addressing_ref {
   /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert(const Tile& t, Key k, Value v) const {
-    return upsert(t, to_bits(k), to_bits(v), false);
+    if constexpr (packed) return upsert_packed(t, to_bits(k), to_bits(v), false);
+    else return upsert(t, to_bits(k), to_bits(v), false);
   }
   /// Inserts (k, v) or replaces k's value: inserted, assigned, full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
-    return upsert(t, to_bits(k), to_bits(v), true);
+    if constexpr (packed) return upsert_packed(t, to_bits(k), to_bits(v), true);
+    else return upsert(t, to_bits(k), to_bits(v), true);
   }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
+    if constexpr (packed) return find_packed(t, k, out);
+    else return find_ready(t, k, out);
+  }
+  template <class Tile>
+  WARPKV_HD status contains(const Tile& t, Key k) const {
+    return find(t, k, nullptr);
+  }
+  /// erased, not_found, invalid_key. The slot keeps a tombstone.
+  template <class Tile>
+  WARPKV_HD status erase(const Tile& t, Key k) const {
+    if constexpr (packed) return erase_packed(t, k);
+    else return erase_ready(t, k);
+  }
+
+ private:
+  // ---- the packed protocol (4-byte keys and values) ---------------------------------------
+  using pair = detail::packed_pair<key_bits, value_bits>;
+  WARPKV_HD atomic_ref<std::uint64_t> pair_ref(std::size_t i) const {
+    return atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(&slots_[i]));
+  }
+  WARPKV_HD static key_bits key_of(std::uint64_t w) { return static_cast<key_bits>(w); }
+
+  /// Walks kb's probe sequence over packed words: decide(w, lane_word, i) is called on every lane
+  /// for each window that holds kb or an empty slot, with this lane's word and slot index.
+  template <class Tile>
+  WARPKV_HD status find_packed(const Tile& t, Key k, Value* out) const {
+    const key_bits kb = to_bits(k);
+    if (is_sentinel(kb)) return status::invalid_key;
+    const int r = walk_words(t, kb, [&](std::uint32_t, std::uint64_t w, std::size_t) -> int {
+      // A lane that read kb proves k present at that read (the value came in the same word);
+      // otherwise the window's first empty slot proves it absent.
+      const std::uint32_t hit = t.ballot(key_of(w) == kb);
+      if (hit == 0) return static_cast<int>(status::not_found);
+      const std::uint64_t got = t.shfl(w, static_cast<unsigned>(lowest_lane(hit)));
+      if (out != nullptr) *out = from_bits<Value>(pair::unpack(got).value);
+      return static_cast<int>(status::found);
+    });
+    return r < 0 ? status::not_found : static_cast<status>(r);
+  }
+
+  template <class Tile>
+  WARPKV_HD status erase_packed(const Tile& t, Key k) const {
+    const key_bits kb = to_bits(k);
+    if (is_sentinel(kb)) return status::invalid_key;
+    const unsigned rank = t.thread_rank();
+    const int r = walk_words(t, kb, [&](std::uint32_t, std::uint64_t w, std::size_t i) -> int {
+      const std::uint32_t hit = t.ballot(key_of(w) == kb);
+      if (hit == 0) return static_cast<int>(status::not_found);
+      const unsigned lane = static_cast<unsigned>(lowest_lane(hit));
+      bool erased = false;
+      if (rank == lane) {
+        // Linearization point: the CAS that turns (k, v) into (tombstone, v). It fails only
+        // when an assign changed v (retry) or another erase tombstoned the slot first (then k
+        // was absent right after that erase, inside this operation's interval).
+        std::uint64_t expected = w;
+        while (!erased && key_of(expected) == kb)
+          erased = pair_ref(i).compare_exchange(expected, pair::pack(erased_, pair::unpack(expected).value),
+                                                memory_order::relaxed);
+      }
+      return t.shfl(erased, lane) ? static_cast<int>(status::erased) : static_cast<int>(status::not_found);
+    });
+    return r < 0 ? status::not_found : static_cast<status>(r);
+  }
+
+  /// Insert or upsert with one CAS: the first slot in probe order that holds k or is empty
+  /// decides. A CAS from the empty word read there to (k, v) inserts (linearization point); a
+  /// failed one returns what is there now: k (then found, or assign by CAS on the pair) or another
+  /// key (then the next candidate). Slots only go empty -> key -> tombstone while operations run,
+  /// so two inserts of k stop at the same first slot and one CAS wins.
+  template <class Tile>
+  WARPKV_HD status upsert_packed(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
+    if (is_sentinel(kb)) return status::invalid_key;
+    const unsigned rank = t.thread_rank();
+    const std::uint64_t mine = pair::pack(kb, vb);
+    const int r = walk_words(t, kb, [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
+      // k itself comes first (act on it, no claim); then the empty slots in probe order. An
+      // assign that finds k tombstoned under it falls through to this window's empty slots:
+      // skipping them would let this upsert insert k beyond a slot where another insert of k
+      // may land (the test that caught it: ConcurrentMixedBatchesAreLinearizable).
+      const std::uint32_t hit = t.ballot(key_of(w) == kb);
+      std::uint32_t empties = candidates & ~hit;
+      candidates = hit;
+      while (candidates != 0 || empties != 0) {
+        if (candidates == 0) {
+          candidates = empties;
+          empties = 0;
+        }
+        const unsigned lane = static_cast<unsigned>(lowest_lane(candidates));
+        candidates &= candidates - 1;
+        int result = go_on;
+        if (rank == lane) {
+          std::uint64_t cur = w;
+          if (key_of(cur) == empty_) {
+            if (pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed)) result = did_insert;
+          }
+          if (result == go_on && key_of(cur) == kb) {
+            result = did_find;
+            if (or_assign) {
+              // Linearization point of the assign: the CAS that writes v beside k. A tombstone
+              // appearing first means k was erased meanwhile: walk on (the upsert then inserts).
+              result = go_on;
+              while (key_of(cur) == kb) {
+                if (pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed)) {
+                  result = did_assign;
+                  break;
+                }
+              }
+            }
+          }
+        }
+        result = t.shfl(result, lane);
+        if (result == did_insert) return static_cast<int>(status::inserted);
+        if (result == did_find) return static_cast<int>(status::found);
+        if (result == did_assign) return static_cast<int>(status::assigned);
+      }
+      return -1;
+    });
+    return r < 0 ? status::full : static_cast<status>(r);
+  }
+
+  /// walk() over packed words: the same probe schedule, one 8-byte relaxed load per lane and
+  /// window; decide(stops, word, i) as walk's decide, with this lane's word for its key.
+  template <class Tile, class Decide>
+  WARPKV_HD int walk_words(const Tile& t, key_bits kb, Decide&& decide) const {
+    return walk_impl<std::uint64_t>(t, kb, decide);
+  }
+
+  // ---- the ready-bit protocol (wider keys or values) --------------------------------------
+  template <class Tile>
+  WARPKV_HD status find_ready(const Tile& t, Key k, Value* out) const {
     return at_first_stop(t, k, [&](unsigned lane, bool live, std::size_t i) {
       bool hit = live;
       value_bits vb = live ? value_ref(i).load(memory_order::acquire) : value_bits{0};
@@ -115,12 +253,7 @@ class open_addressing_ref {
     });
   }
   template <class Tile>
-  WARPKV_HD status contains(const Tile& t, Key k) const {
-    return find(t, k, nullptr);
-  }
-  /// erased, not_found, invalid_key. The slot keeps a tombstone.
-  template <class Tile>
-  WARPKV_HD status erase(const Tile& t, Key k) const {
+  WARPKV_HD status erase_ready(const Tile& t, Key k) const {
     return at_first_stop(t, k, [&](unsigned lane, bool live, std::size_t i) {
       bool erased = false;
       if (live) {
@@ -133,7 +266,6 @@ class open_addressing_ref {
     });
   }
 
- private:
   enum outcome : int { go_on = 0, did_insert = 1, did_find = 2, did_assign = 3 };
   /// Windows read at once by a long probe.
   static constexpr unsigned max_group = 4;
@@ -167,20 +299,27 @@ class open_addressing_ref {
   /// its loads and needs fewer collectives. The argument does not depend on when a slot is read.
   template <class Tile, class Decide>
   WARPKV_HD int walk(const Tile& t, key_bits kb, Decide&& decide) const {
+    return walk_impl<key_bits>(t, kb, decide);
+  }
+  /// Word: key_bits (the key alone) or std::uint64_t (a packed pair, key in the low half).
+  template <class Word, class Tile, class Decide>
+  WARPKV_HD int walk_impl(const Tile& t, key_bits kb, Decide& decide) const {
     static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
     const unsigned rank = t.thread_rank();
     sequence_type seq = sequence_bits(kb);
     for (std::size_t done = 0; done < windows_;) {
       std::size_t n = done < 2 ? 1 : (done < max_group ? done : max_group);
       if (n > windows_ - done) n = windows_ - done;
-      key_bits cur[max_group];
+      Word cur[max_group];
       std::size_t at[max_group];
       unsigned stops_here = 0;  // bit m: this lane's slot in window m of the group holds kb or is empty
       for (unsigned m = 0; m < max_group; ++m) {
         if (m == n) break;
         at[m] = seq.slot(rank);
-        cur[m] = key_ref(at[m]).load(memory_order::relaxed);
-        if (cur[m] == kb || cur[m] == empty_) stops_here |= 1u << m;
+        if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(at[m]).load(memory_order::relaxed);
+        else cur[m] = pair_ref(at[m]).load(memory_order::relaxed);
+        const key_bits key = static_cast<key_bits>(cur[m]);
+        if (key == kb || key == empty_) stops_here |= 1u << m;
         seq.next();
       }
       done += n;

@@ -39,7 +39,9 @@ std::string validate_open_table(const Ref& ref, const std::vector<typename Ref::
   std::vector<key_bits> keys;
   for (std::size_t i = 0; i < cap; ++i) {
     const key_bits k = slots[i].key;
-    const bool is_ready = ((ready[i / ready_bits_per_word] >> (i % ready_bits_per_word)) & 1u) != 0;
+    // Packed tables have no ready bitmap (a pair is published by the CAS that writes it).
+    const bool is_ready =
+        ready.empty() ? k != empty : ((ready[i / ready_bits_per_word] >> (i % ready_bits_per_word)) & 1u) != 0;
     if (is_ready != (k != empty))
       return "slot " + std::to_string(i) + (is_ready ? " is empty but marked ready" : " holds a key never published");
     if (k == empty) continue;

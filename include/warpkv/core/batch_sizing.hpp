@@ -1,0 +1,78 @@
+#pragma once
+// Sizing a mixed batch before it runs: how many of its operations may insert, and about how many
+// distinct keys they carry (a HyperLogLog sketch of 1024 registers over the inserting ops' keys,
+// standard error about 3 %). A map grows for min(inserting ops, distinct estimate) new keys up
+// front, so a batch of fresh keys into a tiny table costs what it costs in a table sized for it,
+// while a batch of hot keys (many inserts of few keys) does not blow the table up.
+// One pass over ops and keys; a register is written only when the pass raises it (rare after
+// the first few thousand keys), so the atomics are few.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/buffer.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/key_value.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/core/table_passes.hpp"
+
+namespace warpkv::detail {
+
+inline constexpr unsigned sketch_bits = 10;
+inline constexpr std::size_t sketch_registers = std::size_t{1} << sketch_bits;
+
+/// Word 0: inserting ops; words 1..1024: the sketch's registers (max rank seen).
+template <class Key>
+struct sketch_inserts_fn {
+  const op* ops;
+  const Key* keys;
+  std::uint32_t* words;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t i) const {
+    if (ops[i] != op::insert && ops[i] != op::insert_or_assign) return;
+    atomic_ref<std::uint32_t>(words[0]).fetch_add(1u, memory_order::relaxed);
+    const std::uint64_t h = fmix64(static_cast<std::uint64_t>(to_bits(keys[i])) + 0x9e3779b97f4a7c15ull);
+    const std::size_t reg = static_cast<std::size_t>(h >> (64 - sketch_bits));
+    const std::uint64_t rest = (h << sketch_bits) | (std::uint64_t{1} << (sketch_bits - 1));
+    std::uint32_t rank = 1;
+    while ((rest & (std::uint64_t{1} << (64 - rank))) == 0) ++rank;  // leading zeros + 1
+    atomic_ref<std::uint32_t> r(words[1 + reg]);
+    std::uint32_t seen = r.load(memory_order::relaxed);
+    while (seen < rank && !r.compare_exchange(seen, rank, memory_order::relaxed)) {
+    }
+  }
+};
+
+struct insert_estimate {
+  std::uint64_t inserts = 0;   ///< ops that may insert (insert, insert_or_assign)
+  std::uint64_t distinct = 0;  ///< estimated distinct keys among them (never above inserts)
+};
+
+/// One pass over a mixed batch in the backend's memory; waits for it.
+template <class Key>
+insert_estimate estimate_inserts(const execution& ex, const op* ops, const Key* keys, std::size_t n) {
+  buffer<std::uint32_t> words(1 + sketch_registers, ex);
+  fill_words<std::uint32_t>(ex, words.data(), words.size(), 0u);
+  for_each_index(ex, n, sketch_inserts_fn<Key>{ops, keys, words.data()});
+  std::array<std::uint32_t, 1 + sketch_registers> h{};
+  words.copy_to_host(h.data(), h.size());
+  insert_estimate e;
+  e.inserts = h[0];
+  const double m = static_cast<double>(sketch_registers);
+  double sum = 0.0;
+  std::size_t zeros = 0;
+  for (std::size_t j = 1; j <= sketch_registers; ++j) {
+    sum += std::ldexp(1.0, -static_cast<int>(h[j]));
+    zeros += h[j] == 0 ? 1 : 0;
+  }
+  double est = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;
+  if (est <= 2.5 * m && zeros > 0) est = m * std::log(m / static_cast<double>(zeros));  // small-range correction
+  e.distinct = std::min<std::uint64_t>(e.inserts, static_cast<std::uint64_t>(std::ceil(est)));
+  return e;
+}
+
+}  // namespace warpkv::detail
