@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   s->add_option("--map", st.maps, "Maps, comma-separated: hopscotch (per --tile), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"hopscotch", "cuckoo", "chained-pool", "chained-device"}))
+      ->check(CLI::IsMember({"hopscotch", "cuckoo", "chained-pool", "chained-device", "linear", "quadratic"}))
       ->capture_default_str();
 
   dynamic_options dy;

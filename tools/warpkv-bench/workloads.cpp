@@ -31,6 +31,8 @@
 #include "warpkv/chained/chained_map.hpp"
 #include "warpkv/cuckoo/cuckoo_map.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
+#include "warpkv/open_addressing/linear_map.hpp"
+#include "warpkv/open_addressing/quadratic_map.hpp"
 
 namespace warpkv_bench {
 
@@ -88,6 +90,17 @@ void dispatch_map(const std::string& name, int key_bits, int value_bits, const s
     return;
   }
   const bool w32 = key_bits == 32 && value_bits == 32, w64 = key_bits == 64 && value_bits == 64;
+  if (w32 && (name == "linear" || name == "quadratic")) {  // issue 23's baselines, u32/u32, tiles 1 and 4
+    for (const int tile : tiles) {
+      if (tile != 1 && tile != 4) continue;
+      const bool lin = name == "linear";
+      if (tile == 1) lin ? f.template operator()<warpkv::linear_map<u32, u32, 1>>()
+                         : f.template operator()<warpkv::quadratic_map<u32, u32, 1>>();
+      else lin ? f.template operator()<warpkv::linear_map<u32, u32, 4>>()
+               : f.template operator()<warpkv::quadratic_map<u32, u32, 4>>();
+    }
+    return;
+  }
   if (w32 || w64) {
     if (name == "cuckoo") {
       if (w32) return f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>();
@@ -120,6 +133,7 @@ void check_map_built(const std::string& name, int key_bits, int value_bits, cons
 /// Map-specific configuration of a benchmark run that must hold `keys` keys (or take `keys` inserts).
 void prepare_config(warpkv::hopscotch_config&, std::uint64_t) {}
 void prepare_config(warpkv::cuckoo_config&, std::uint64_t) {}
+void prepare_config(warpkv::open_addressing_config&, std::uint64_t) {}
 /// The chained pool gets a node for every insert the run may make, allocated before the timing
 /// (Misra and Chaudhuri's pre-allocation, GLHT's "chained without allocation").
 void prepare_config(warpkv::chained_config& c, std::uint64_t keys) { c.pool_nodes = static_cast<std::size_t>(keys); }
