@@ -118,6 +118,14 @@ TEST(Launcher, HostBackendRunsTilesConcurrently) {
 namespace warpkv::testing {
 namespace {
 
+struct count_visits_fn {
+  unsigned* hits;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i) const {
+    hits[i * Tile::size() + t.thread_rank()] += 1;
+  }
+};
+
 // Issue 22: the host backend borrows its lane threads from a persistent pool; when a thread
 // cannot be started the launch throws warpkv::error before any lane runs (it used to deadlock:
 // the lanes already started waited at a tile barrier for a lane that never came), and the
@@ -131,8 +139,7 @@ TEST(HostLanePool, ThreadStartFailureIsAnErrorNotAHang) {
     if (num_tiles == 0) num_tiles = tiles;
     hits.assign(num_tiles * 4, 0u);
     unsigned* h = hits.data();
-    launch<4>(execution::host(tiles), num_tiles, simple_body<std::function<void(const host_tile<4>&, std::size_t)>>{
-                                                     [h](const host_tile<4>& t, std::size_t i) { h[i * 4 + t.thread_rank()] += 1; }});
+    launch<4>(execution::host(tiles), num_tiles, simple_body<count_visits_fn>{count_visits_fn{h}});
   };
   body(2);
   const std::size_t before = pool.size();

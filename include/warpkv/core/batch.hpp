@@ -100,7 +100,7 @@ struct tile_op_body {
     const status s = op(tile, i);
     if (tile.thread_rank() == 0) {
       if (statuses != nullptr) statuses[i] = s;
-#if defined(__CUDACC__)
+#if WARPKV_DEVICE_PASS
 #pragma unroll
 #endif
       for (int k = 0; k < num_status_kinds; ++k) acc.c[k] += static_cast<int>(s) == k ? 1u : 0u;
@@ -110,7 +110,7 @@ struct tile_op_body {
   template <class Tile>
   WARPKV_HD void flush(const Tile&, accumulator& acc) const {
     if (counters == nullptr) return;
-#if defined(__CUDACC__)
+#if WARPKV_DEVICE_PASS
 #pragma unroll
 #endif
     for (int k = 0; k < num_status_kinds; ++k) {
