@@ -160,6 +160,9 @@ void describe_config(record& r, const warpkv::cuckoo_config& c) {
 void describe_config(record& r, const warpkv::chained_config& c) {
   r.set("pool_nodes_config", c.pool_nodes).set("device_heap_bytes", c.device_heap_bytes);
 }
+void describe_config(record& r, const warpkv::open_addressing_config& c) {
+  r.set("max_probe", c.max_probe).set("tombstone_threshold", c.tombstone_threshold);
+}
 
 /// Bytes of the table's storage (for bytes-per-key figures).
 template <class K, class V, int T>
@@ -179,6 +182,12 @@ template <class K, class V, int T>
 std::size_t table_bytes(const warpkv::cuckoo_map<K, V, T>& m) {
   return m.capacity() * sizeof(typename warpkv::cuckoo_map<K, V, T>::slot_type) +
          m.capacity() / warpkv::cuckoo_map<K, V, T>::bucket_slots * sizeof(std::uint32_t);
+}
+template <class K, class V, class P, int T>
+std::size_t table_bytes(const warpkv::open_addressing_map<K, V, P, T>& m) {
+  // Packed 4-byte pairs have no ready bitmap; wider pairs add one bit per slot.
+  using map_t = warpkv::open_addressing_map<K, V, P, T>;
+  return m.capacity() * sizeof(typename map_t::slot_type) + (map_t::ref_type::packed ? 0 : m.capacity() / 8);
 }
 template <class K, class V, warpkv::chained_alloc A, int T>
 std::size_t table_bytes(const warpkv::chained_map<K, V, A, T>& m) {
