@@ -162,12 +162,24 @@ class _Placed:
             self._device_framework = _arrays._default_device_framework()
         self._like: Any = None  # a 0-length array of the caller's last framework (for items())
 
-    def _arr(self, x: Any, dtype: str) -> Any:
-        return _arrays.as_array(x, dtype, self._device_framework, self._device_index)
+    def _arr(self, x: Any, dtype: str, arg: str) -> Any:
+        return _arrays.as_array(x, dtype, self._device_framework, self._device_index, arg)
+
+    def _empty(self, like: Any, shape, dtype: str) -> Any:
+        """A result array of like's framework on like's device; when like is not in this
+        structure's memory, a NumPy one (the compiled call then refuses like, naming it)."""
+        if _arrays.on_device(like) != (self._device_framework is not None):
+            return np.empty(shape, dtype)
+        return _arrays.empty(like, shape, dtype)
+
+    def _zeros(self, like: Any, shape, dtype: str) -> Any:
+        if _arrays.on_device(like) != (self._device_framework is not None):
+            return np.zeros(shape, dtype)
+        return _arrays.zeros(like, shape, dtype)
 
     def _remember(self, like: Any) -> None:
         if self._like is None or _arrays.framework_of(self._like) != _arrays.framework_of(like):
-            self._like = _arrays.empty(like, 0, "uint8")
+            self._like = self._empty(like, 0, "uint8")
 
     def _items_like(self, like: Any) -> Any:
         if like is not None:
@@ -203,13 +215,13 @@ class _Map(_Placed):
 
     # -- helpers --
     def _keys(self, keys: Any) -> Any:
-        return self._arr(keys, self._core.key_dtype)
+        return self._arr(keys, self._core.key_dtype, "keys")
 
     def _values(self, values: Any) -> Any:
-        return self._arr(values, self._core.value_dtype)
+        return self._arr(values, self._core.value_dtype, "values")
 
     def _statuses(self, like: Any, n: int) -> Any:
-        return _arrays.empty(like, n, "uint8")
+        return self._empty(like, n, "uint8")
 
     # -- the bulk API --
     def insert(self, keys: Any, values: Any, *, stream: Any = None) -> Any:
@@ -240,7 +252,7 @@ class _Map(_Placed):
         On the GPU a find is stream-ordered and does not wait for the device."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
-        values = _arrays.empty(keys, n, self._core.value_dtype) if out is None else out
+        values = self._empty(keys, n, self._core.value_dtype) if out is None else out
         st = self._statuses(keys, n)
         self._core.find(keys, values, st, _arrays.stream_handle(stream, keys))
         self._remember(keys)
@@ -250,7 +262,7 @@ class _Map(_Placed):
     def contains(self, keys: Any, *, stream: Any = None) -> Any:
         """A bool mask: which keys are present."""
         keys = self._keys(keys)
-        out = _arrays.empty(keys, _arrays.length(keys, "keys"), "bool")
+        out = self._empty(keys, _arrays.length(keys, "keys"), "bool")
         self._core.contains(keys, out, _arrays.stream_handle(stream, keys))
         return out
 
@@ -264,14 +276,15 @@ class _Map(_Placed):
     def execute(self, ops: Any, keys: Any, values: Any = None, *, stream: Any = None):
         """A mixed batch: operation i is ops[i] (Op codes, uint8) on keys[i], with values[i] for
         inserts (values may be None when no op inserts). All operations run concurrently.
-        Returns (statuses, values): the finds' values (0 on a miss and for other ops). An op code
+        Returns (statuses, values): the values finds and contains saw (0 on a miss and for inserts
+        and erases). An op code
         outside Op gets INVALID_KEY."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
-        ops = self._arr(ops, "uint8")
-        values = _arrays.zeros(keys, n, self._core.value_dtype) if values is None else self._values(values)
+        ops = self._arr(ops, "uint8", "ops")
+        values = self._zeros(keys, n, self._core.value_dtype) if values is None else self._values(values)
         st = self._statuses(keys, n)
-        out = _arrays.zeros(keys, n, self._core.value_dtype)
+        out = self._zeros(keys, n, self._core.value_dtype)
         self._core.execute(ops, keys, values, st, out, _arrays.stream_handle(stream, keys))
         self._remember(keys)
         return st, out
@@ -484,27 +497,27 @@ class KVCache(_Placed):
 
     # -- helpers --
     def _keys(self, keys: Any) -> Any:
-        keys = self._arr(keys, "uint64")
+        keys = self._arr(keys, "uint64", "keys")
         dt = _arrays.dtype_name(keys.dtype)
         if dt in ("int32", "uint32"):
             keys = _widen(keys)
         return keys
 
     def _values(self, values: Any) -> Any:
-        return self._arr(values, self._core.value_dtype)
+        return self._arr(values, self._core.value_dtype, "values")
 
     def _rows(self, like: Any, n: int) -> Any:
-        return _arrays.empty(like, (n,) + self._row_shape, self._core.value_dtype)
+        return self._empty(like, (n,) + self._row_shape, self._core.value_dtype)
 
     def _expiry(self, expires_at: Any) -> Any:
-        return None if expires_at is None else self._arr(expires_at, "uint64")
+        return None if expires_at is None else self._arr(expires_at, "uint64", "expires_at")
 
     def _batch(self, ops, uniform: CacheOp, keys, values, want_out: bool, expires_at, return_evicted: bool,
                stream, out=None):
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
         values = None if values is None else self._values(values)
-        st = _arrays.empty(keys, n, "uint8")
+        st = self._empty(keys, n, "uint8")
         if want_out and out is None:
             out = self._rows(keys, n)
         s = _arrays.stream_handle(stream, keys)
@@ -569,9 +582,9 @@ class KVCache(_Placed):
         values) (the gets' and get_or_sets' values), or (statuses, values, Evicted)."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
-        ops = self._arr(ops, "uint8")
+        ops = self._arr(ops, "uint8", "ops")
         if values is None:
-            values = _arrays.zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
+            values = self._zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
         st, out, ev = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
         return (st, out, ev) if return_evicted else (st, out)
 

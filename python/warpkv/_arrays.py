@@ -123,12 +123,16 @@ def from_numpy(a: np.ndarray, like: Any) -> Any:
     return a
 
 
-def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int) -> Any:
-    """Arrays pass through untouched; lists, tuples, ranges and scalars become arrays of
-    `dtype` (NumPy, or `device_framework` on `device` when the structure runs on a GPU)."""
-    if x is None or hasattr(x, "shape"):
+def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int, arg: str) -> Any:
+    """Lists, tuples and ranges become arrays of `dtype` (NumPy, or `device_framework` on
+    `device` when the structure runs on a GPU); anything else passes untouched (the compiled
+    module checks it)."""
+    if not isinstance(x, (list, tuple, range)):
         return x
-    a = np.asarray(x, dtype=dtype).reshape(-1) if np.ndim(x) <= 1 else np.asarray(x, dtype=dtype)
+    try:
+        a = np.asarray(x, dtype=dtype)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise TypeError(f"warpkv: argument '{arg}': cannot make an array of {dtype} from it ({e})") from None
     if device_framework is None:
         return a
     return from_numpy(a, empty_on(device_framework, 0, dtype, device))
@@ -136,6 +140,8 @@ def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int) -
 
 def length(x: Any, arg: str) -> int:
     shape = getattr(x, "shape", None)
+    if shape is None and hasattr(x, "__cuda_array_interface__"):
+        shape = x.__cuda_array_interface__.get("shape")
     if shape is None or len(shape) == 0:
         raise TypeError(f"warpkv: argument '{arg}': expected a 1-D array, got {type(x).__name__}")
     return int(shape[0])
