@@ -82,7 +82,6 @@ struct array_view {
   std::uint64_t cai_stream = 0;  ///< __cuda_array_interface__'s producer stream (0: none)
   [[nodiscard]] std::string dtype() const { return dtype_name(kind, bits); }
   [[nodiscard]] std::size_t itemsize() const { return static_cast<std::size_t>(bits) / 8; }
-  [[nodiscard]] std::size_t row_bytes() const { return row * itemsize(); }
 };
 
 char kind_of(const nb::dlpack::dtype& t) {
