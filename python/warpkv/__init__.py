@@ -65,6 +65,9 @@ class Status(enum.IntEnum):
     INVALID_KEY = 6  #: the key is a sentinel of the map (see `invalid_keys`), or the op code is unknown
 
 
+_FOUND = int(Status.FOUND)  # a plain int for array comparisons in every framework
+
+
 class Op(enum.IntEnum):
     """Operation codes of a map's mixed batch (`execute`); op arrays are uint8."""
 
@@ -239,8 +242,9 @@ class _Map(_Placed):
 
     def _insert(self, keys: Any, values: Any, stream: Any, assign: bool) -> Any:
         keys, values = self._keys(keys), self._values(values)
-        st = self._statuses(keys, _arrays.length(keys, "keys"))
-        self._core.insert(keys, values, st, _arrays.stream_handle(stream, keys), assign)
+        with _arrays.stream_context(keys, stream):
+            st = self._statuses(keys, _arrays.length(keys, "keys"))
+            self._core.insert(keys, values, st, _arrays.stream_handle(stream, keys), assign)
         self._remember(keys)
         return st
 
@@ -252,25 +256,28 @@ class _Map(_Placed):
         On the GPU a find is stream-ordered and does not wait for the device."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
-        values = self._empty(keys, n, self._core.value_dtype) if out is None else out
-        st = self._statuses(keys, n)
-        self._core.find(keys, values, st, _arrays.stream_handle(stream, keys))
+        with _arrays.stream_context(keys, stream):
+            values = self._empty(keys, n, self._core.value_dtype) if out is None else out
+            st = self._statuses(keys, n)
+            self._core.find(keys, values, st, _arrays.stream_handle(stream, keys))
+            found = st == _FOUND
         self._remember(keys)
-        found = st == Status.FOUND
         return (values, found, st) if return_status else (values, found)
 
     def contains(self, keys: Any, *, stream: Any = None) -> Any:
         """A bool mask: which keys are present."""
         keys = self._keys(keys)
-        out = self._empty(keys, _arrays.length(keys, "keys"), "bool")
-        self._core.contains(keys, out, _arrays.stream_handle(stream, keys))
+        with _arrays.stream_context(keys, stream):
+            out = self._empty(keys, _arrays.length(keys, "keys"), "bool")
+            self._core.contains(keys, out, _arrays.stream_handle(stream, keys))
         return out
 
     def erase(self, keys: Any, *, stream: Any = None) -> Any:
         """Removes each key. Returns statuses (ERASED, NOT_FOUND, INVALID_KEY)."""
         keys = self._keys(keys)
-        st = self._statuses(keys, _arrays.length(keys, "keys"))
-        self._core.erase(keys, st, _arrays.stream_handle(stream, keys))
+        with _arrays.stream_context(keys, stream):
+            st = self._statuses(keys, _arrays.length(keys, "keys"))
+            self._core.erase(keys, st, _arrays.stream_handle(stream, keys))
         return st
 
     def execute(self, ops: Any, keys: Any, values: Any = None, *, stream: Any = None):
@@ -282,10 +289,11 @@ class _Map(_Placed):
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
         ops = self._arr(ops, "uint8", "ops")
-        values = self._zeros(keys, n, self._core.value_dtype) if values is None else self._values(values)
-        st = self._statuses(keys, n)
-        out = self._zeros(keys, n, self._core.value_dtype)
-        self._core.execute(ops, keys, values, st, out, _arrays.stream_handle(stream, keys))
+        with _arrays.stream_context(keys, stream):
+            values = self._zeros(keys, n, self._core.value_dtype) if values is None else self._values(values)
+            st = self._statuses(keys, n)
+            out = self._zeros(keys, n, self._core.value_dtype)
+            self._core.execute(ops, keys, values, st, out, _arrays.stream_handle(stream, keys))
         self._remember(keys)
         return st, out
 
@@ -513,18 +521,25 @@ class KVCache(_Placed):
         return None if expires_at is None else self._arr(expires_at, "uint64", "expires_at")
 
     def _batch(self, ops, uniform: CacheOp, keys, values, want_out: bool, expires_at, return_evicted: bool,
-               stream, out=None):
+               stream, out=None, want_found: bool = False):
+        """Runs one batch; returns (statuses, values out, Evicted or None, found mask or None)."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
         values = None if values is None else self._values(values)
+        self._remember(keys)
+        s = _arrays.stream_handle(stream, keys)
+        if not return_evicted:
+            with _arrays.stream_context(keys, stream):
+                st = self._empty(keys, n, "uint8")
+                if want_out and out is None:
+                    out = self._rows(keys, n)
+                self._core.run(ops, int(uniform), keys, values, out if want_out else None, st,
+                               self._expiry(expires_at), s)
+                found = st == _FOUND if want_found else None
+            return st, out, None, found
         st = self._empty(keys, n, "uint8")
         if want_out and out is None:
             out = self._rows(keys, n)
-        s = _arrays.stream_handle(stream, keys)
-        self._remember(keys)
-        if not return_evicted:
-            self._core.run(ops, int(uniform), keys, values, out if want_out else None, st, self._expiry(expires_at), s)
-            return st, out, None
         idx, ks, vs = self._core.run_reporting(ops, int(uniform), keys, values, out if want_out else None, st,
                                                self._expiry(expires_at), s)
         ev = Evicted(
@@ -533,47 +548,44 @@ class KVCache(_Placed):
             _arrays.from_numpy(np.frombuffer(vs, dtype=self._core.value_dtype).reshape((-1,) + self._row_shape).copy(),
                                keys),
         )
-        return st, out, ev
+        return st, out, ev, (st == _FOUND if want_found else None)
 
     # -- batches --
     def get(self, keys: Any, *, out: Any = None, return_status: bool = False, stream: Any = None):
         """Looks keys up. Returns (values, found) (values undefined where not found); with
         return_status=True (values, found, statuses). A hit refreshes the entry's recency."""
-        st, out, _ = self._batch(None, CacheOp.GET, keys, None, True, None, False, stream, out)
-        found = st == Status.FOUND
+        st, out, _, found = self._batch(None, CacheOp.GET, keys, None, True, None, False, stream, out, True)
         return (out, found, st) if return_status else (out, found)
 
     def contains(self, keys: Any, *, stream: Any = None) -> Any:
         """A bool mask: which keys are cached (and unexpired)."""
-        st, _, _ = self._batch(None, CacheOp.CONTAINS, keys, None, False, None, False, stream)
-        return st == Status.FOUND
+        return self._batch(None, CacheOp.CONTAINS, keys, None, False, None, False, stream, None, True)[3]
 
     def set(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
             stream: Any = None):
         """Inserts or assigns each key (INSERTED, ASSIGNED, INVALID_KEY), evicting when its buckets
         are full. Returns statuses, or (statuses, Evicted) with return_evicted=True (that path
         goes through the host: a copy in and out)."""
-        st, _, ev = self._batch(None, CacheOp.SET, keys, values, False, expires_at, return_evicted, stream)
+        st, _, ev, _ = self._batch(None, CacheOp.SET, keys, values, False, expires_at, return_evicted, stream)
         return (st, ev) if return_evicted else st
 
     def add(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
             stream: Any = None):
         """Inserts each absent key (INSERTED; FOUND when present: its value is kept). Returns as set()."""
-        st, _, ev = self._batch(None, CacheOp.ADD, keys, values, False, expires_at, return_evicted, stream)
+        st, _, ev, _ = self._batch(None, CacheOp.ADD, keys, values, False, expires_at, return_evicted, stream)
         return (st, ev) if return_evicted else st
 
     def get_or_set(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
                    out: Any = None, stream: Any = None):
         """Returns each key's cached value (FOUND) or sets the given one (INSERTED) and returns it:
         (values, statuses), or (values, statuses, Evicted) with return_evicted=True."""
-        st, out, ev = self._batch(None, CacheOp.GET_OR_SET, keys, values, True, expires_at, return_evicted, stream,
+        st, out, ev, _ = self._batch(None, CacheOp.GET_OR_SET, keys, values, True, expires_at, return_evicted, stream,
                                   out)
         return (out, st, ev) if return_evicted else (out, st)
 
     def erase(self, keys: Any, *, stream: Any = None) -> Any:
         """Removes each key (ERASED, NOT_FOUND, INVALID_KEY)."""
-        st, _, _ = self._batch(None, CacheOp.ERASE, keys, None, False, None, False, stream)
-        return st
+        return self._batch(None, CacheOp.ERASE, keys, None, False, None, False, stream)[0]
 
     def execute(self, ops: Any, keys: Any, values: Any = None, *, expires_at: Any = None,
                 return_evicted: bool = False, stream: Any = None):
@@ -585,7 +597,7 @@ class KVCache(_Placed):
         ops = self._arr(ops, "uint8", "ops")
         if values is None:
             values = self._zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
-        st, out, ev = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
+        st, out, ev, _ = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
         return (st, out, ev) if return_evicted else (st, out)
 
     # -- whole-table calls (not concurrently with batches) --

@@ -4,6 +4,7 @@ of the caller's array type on the caller's device, and stream handles. The compi
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Optional
 
 import numpy as np
@@ -174,3 +175,21 @@ def stream_handle(stream: Any, like: Any = None) -> Optional[int]:
         "warpkv: argument 'stream': expected an int handle, a torch.cuda.Stream, a cupy.cuda.Stream "
         f"or an object with __cuda_stream__, got {type(stream).__name__}"
     )
+
+
+def stream_context(like: Any, stream: Any):
+    """A context that makes `stream` (when given) the current stream of like's framework, so that
+    the results the Python layer allocates and computes (status arrays, found masks) are ordered
+    on it, as the call itself is; a no-op without a stream or on the host."""
+    if stream is None or not on_device(like):
+        return contextlib.nullcontext()
+    fw = framework_of(like)
+    if fw == "torch":
+        torch = _torch()
+        s = stream if isinstance(stream, torch.cuda.Stream) else torch.cuda.ExternalStream(
+            stream_handle(stream), device=like.device)
+        return torch.cuda.stream(s)
+    if fw == "cupy":
+        cupy = _cupy()
+        return stream if isinstance(stream, cupy.cuda.Stream) else cupy.cuda.ExternalStream(stream_handle(stream))
+    return contextlib.nullcontext()
