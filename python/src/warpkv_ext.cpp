@@ -176,6 +176,14 @@ array_view view_of(nb::handle obj, const char* arg, bool writable, int max_ndim 
   return v;
 }
 
+void check_dtype(const array_view& v, const char* arg, char kind, int bits, const char* what) {
+  if (v.kind != kind || v.bits != bits)
+    type_fail(arg, "expected " + dtype_name(kind, bits) + " " + what + ", got " + v.dtype());
+}
+void check_length(const array_view& v, const char* arg, std::size_t n, const char* of = "keys") {
+  if (v.n != n)
+    value_fail(arg, "has " + std::to_string(v.n) + " elements but " + of + " has " + std::to_string(n));
+}
 // ---- backends, streams -----------------------------------------------------------------------
 
 warpkv::execution make_execution(const std::string& backend, [[maybe_unused]] std::uint64_t stream, unsigned host_tiles) {
@@ -214,6 +222,16 @@ struct placement {
   int device = 0;
   [[nodiscard]] bool on_cuda() const { return ex.where == warpkv::backend::cuda; }
   [[nodiscard]] std::string name() const { return on_cuda() ? "cuda:" + std::to_string(device) : "host"; }
+
+  /// An array argument of a fixed dtype and length in this structure's memory, checked.
+  [[nodiscard]] array_view typed(nb::handle h, const char* arg, bool writable, char kind, int bits, const char* what,
+                                 std::size_t n) const {
+    array_view v = view_of(h, arg, writable);
+    check_dtype(v, arg, kind, bits, what);
+    check_length(v, arg, n);
+    check(v, arg);
+    return v;
+  }
 
   /// Throws ValueError unless `v` is in memory this structure's backend reads.
   void check(const array_view& v, const char* arg) const {
@@ -318,14 +336,6 @@ value_spec parse_value_dtype(const std::string& s) {
   type_fail("value_dtype", "must be int32, uint32, int64, uint64, float32 or float64, got " + s);
 }
 
-void check_dtype(const array_view& v, const char* arg, char kind, int bits, const char* what) {
-  if (v.kind != kind || v.bits != bits)
-    type_fail(arg, "expected " + dtype_name(kind, bits) + " " + what + ", got " + v.dtype());
-}
-void check_length(const array_view& v, const char* arg, std::size_t n, const char* of = "keys") {
-  if (v.n != n)
-    value_fail(arg, "has " + std::to_string(v.n) + " elements but " + of + " has " + std::to_string(n));
-}
 void check_mask(const array_view& v, const char* arg) {
   if (!(v.kind == 'b' && v.bits == 8) && !(v.kind == 'u' && v.bits == 8))
     type_fail(arg, "expected a bool (or uint8) array, got " + v.dtype());
@@ -488,10 +498,7 @@ class py_map {
   }
   void execute(nb::handle ops, nb::handle keys, nb::handle values, nb::handle statuses, nb::handle values_out,
                nb::handle stream) {
-    const array_view k = keys_arg(keys), o = view_of(ops, "ops", false);
-    check_dtype(o, "ops", 'u', 8, "op codes (warpkv.Op)");
-    check_length(o, "ops", k.n);
-    place_.check(o, "ops");
+    const array_view k = keys_arg(keys), o = place_.typed(ops, "ops", false, 'u', 8, "op codes (warpkv.Op)", k.n);
     const array_view v = values_arg(values, "values", k.n, false), out = values_arg(values_out, "out", k.n, true),
                      s = status_arg(statuses, k.n);
     run(stream, {&k, &o, &v}, [&] { impl_->execute(u8(o), k.data, v.data, k.n, u8(s), out.data); });
@@ -541,11 +548,7 @@ class py_map {
     return v;
   }
   array_view status_arg(nb::handle h, std::size_t n) const {
-    array_view s = view_of(h, "statuses", true);
-    check_dtype(s, "statuses", 'u', 8, "statuses");
-    check_length(s, "statuses", n);
-    place_.check(s, "statuses");
-    return s;
+    return place_.typed(h, "statuses", true, 'u', 8, "statuses", n);
   }
 
   template <class F>
@@ -631,23 +634,9 @@ class py_cache {
   /// A batch over arrays in the backend's memory (execute_resident). ops: None for `uniform`.
   void run(nb::handle ops, int uniform, nb::handle keys, nb::handle values, nb::handle values_out, nb::handle statuses,
            nb::handle expires_at, nb::handle stream) {
-    const array_view k = keys_arg(keys), s = status_arg(statuses, k.n);
-    array_view o, v, out, e;
-    const bool has_ops = !ops.is_none();
-    if (has_ops) {
-      o = view_of(ops, "ops", false);
-      check_dtype(o, "ops", 'u', 8, "op codes (warpkv.CacheOp)");
-      check_length(o, "ops", k.n);
-      place_.check(o, "ops");
-    }
-    if (!values.is_none()) v = rows_arg(values, "values", k.n, false);
-    if (!values_out.is_none()) out = rows_arg(values_out, "out", k.n, true);
-    if (!expires_at.is_none()) {
-      e = view_of(expires_at, "expires_at", false);
-      check_dtype(e, "expires_at", 'u', 64, "expiry times");
-      check_length(e, "expires_at", k.n);
-      place_.check(e, "expires_at");
-    }
+    const batch_args a = parse(ops, keys, values, values_out, statuses, expires_at);
+    const array_view &k = a.keys, &s = a.statuses, &o = a.ops, &v = a.values, &out = a.out, &e = a.expires;
+    const bool has_ops = o.data != nullptr;
     const std::size_t n = k.n, stride = cache_->value_stride(), bytes = cache_->value_bytes();
     const bool direct = bytes == stride;  // rows already have the cache's stride: used in place
     const std::optional<std::uint64_t> user = stream_arg(stream);
@@ -679,22 +668,8 @@ class py_cache {
   /// keys, values) of the entries evicted, values as rows of value_bytes. Copies in and out.
   nb::tuple run_reporting(nb::handle ops, int uniform, nb::handle keys, nb::handle values, nb::handle values_out,
                           nb::handle statuses, nb::handle expires_at, nb::handle stream) {
-    const array_view k = keys_arg(keys), s = status_arg(statuses, k.n);
-    array_view o, v, out, e;
-    if (!ops.is_none()) {
-      o = view_of(ops, "ops", false);
-      check_dtype(o, "ops", 'u', 8, "op codes (warpkv.CacheOp)");
-      check_length(o, "ops", k.n);
-      place_.check(o, "ops");
-    }
-    if (!values.is_none()) v = rows_arg(values, "values", k.n, false);
-    if (!values_out.is_none()) out = rows_arg(values_out, "out", k.n, true);
-    if (!expires_at.is_none()) {
-      e = view_of(expires_at, "expires_at", false);
-      check_dtype(e, "expires_at", 'u', 64, "expiry times");
-      check_length(e, "expires_at", k.n);
-      place_.check(e, "expires_at");
-    }
+    const batch_args a = parse(ops, keys, values, values_out, statuses, expires_at);
+    const array_view &k = a.keys, &s = a.statuses, &o = a.ops, &v = a.values, &out = a.out, &e = a.expires;
     const auto u = static_cast<warpkv::cache_op>(uniform);
     if (o.data == nullptr && u != warpkv::cache_op::set && u != warpkv::cache_op::add && u != warpkv::cache_op::get_or_set)
       value_fail("return_evicted", "only set, add, get_or_set and execute evict");
@@ -771,6 +746,22 @@ class py_cache {
   [[nodiscard]] std::string backend() const { return place_.ex.name(); }
 
  private:
+  /// A batch's arrays, checked (those not given are empty views).
+  struct batch_args {
+    array_view keys, statuses, ops, values, out, expires;
+  };
+  batch_args parse(nb::handle ops, nb::handle keys, nb::handle values, nb::handle values_out, nb::handle statuses,
+                   nb::handle expires_at) const {
+    batch_args a;
+    a.keys = keys_arg(keys);
+    a.statuses = status_arg(statuses, a.keys.n);
+    const std::size_t n = a.keys.n;
+    if (!ops.is_none()) a.ops = place_.typed(ops, "ops", false, 'u', 8, "op codes (warpkv.CacheOp)", n);
+    if (!values.is_none()) a.values = rows_arg(values, "values", n, false);
+    if (!values_out.is_none()) a.out = rows_arg(values_out, "out", n, true);
+    if (!expires_at.is_none()) a.expires = place_.typed(expires_at, "expires_at", false, 'u', 64, "expiry times", n);
+    return a;
+  }
   array_view keys_arg(nb::handle keys) const {
     array_view k = view_of(keys, "keys", false);
     if (!(k.bits == 64 && (k.kind == 'u' || k.kind == 'i')))
@@ -789,11 +780,7 @@ class py_cache {
     return v;
   }
   array_view status_arg(nb::handle h, std::size_t n) const {
-    array_view s = view_of(h, "statuses", true);
-    check_dtype(s, "statuses", 'u', 8, "statuses");
-    check_length(s, "statuses", n);
-    place_.check(s, "statuses");
-    return s;
+    return place_.typed(h, "statuses", true, 'u', 8, "statuses", n);
   }
   void to_host(void* dst, const void* src, std::size_t bytes) const {
     copy_rows(place_, dst, bytes, src, bytes, bytes, bytes ? 1 : 0);

@@ -127,45 +127,51 @@ def bits(a) -> np.ndarray:
 M_INSERT, M_INSERT_OR_ASSIGN, M_FIND, M_ERASE, M_CONTAINS = range(5)
 C_GET, C_SET, C_ADD, C_ERASE, C_GET_OR_SET, C_CONTAINS = range(6)
 
+# What each (op, status) tells of the key: an insert or assign of the op's value, a read of the
+# value returned, an erase, or an observation of the key present or absent; any other status is
+# a violation. "insert_own": a cache's get_or_set that inserted must return its own value.
+_ADD = {INSERTED: "insert", FOUND: "present"}  # insert if absent (a map's insert, a cache's add)
+_UPSERT = {INSERTED: "insert", ASSIGNED: "assign"}  # a map's insert_or_assign, a cache's set
+_ERASE = {ERASED: "erase", NOT_FOUND: "absent"}
+_READ = {FOUND: "read", NOT_FOUND: "absent"}  # a map's find, a cache's get
+_CONTAINS = {FOUND: "present", NOT_FOUND: "absent"}
+MAP_EFFECTS = {M_INSERT: _ADD, M_INSERT_OR_ASSIGN: _UPSERT, M_ERASE: _ERASE, M_FIND: _READ, M_CONTAINS: _CONTAINS}
+CACHE_EFFECTS = {C_GET: _READ, C_CONTAINS: _CONTAINS, C_SET: _UPSERT, C_ADD: _ADD, C_ERASE: _ERASE,
+                 C_GET_OR_SET: {FOUND: "read", INSERTED: "insert_own"}}
 
-def check_map_batch(ops, keys, values, statuses, values_out, before: Dict[int, int], after: Dict[int, int]):
-    """A map batch (host arrays; values as written). Returns the first violation or None."""
+
+def histories_of(ops, keys, values, statuses, values_out, effects):
+    """Each key's history in a batch, or a string naming the first impossible (op, status)."""
     vals, outs = bits(values).tolist(), bits(values_out).tolist()
     histories: Dict[int, KeyHistory] = {}
     for i, (o, k, s) in enumerate(zip(np.asarray(ops).tolist(), np.asarray(keys).tolist(),
                                       np.asarray(statuses).tolist())):
         h = histories.setdefault(k, KeyHistory())
-        bad = f"key {k}: op {o} returned {STATUS_NAMES[s] if s < 7 else s}"
-        if o == M_INSERT:
-            if s == INSERTED:
-                h.inserts.append(vals[i])
-            elif s == FOUND:
-                h.saw_present += 1
-            else:
-                return bad
-        elif o == M_INSERT_OR_ASSIGN:
-            if s == INSERTED:
-                h.inserts.append(vals[i])
-            elif s == ASSIGNED:
-                h.assigns.append(vals[i])
-            else:
-                return bad
-        elif o == M_ERASE:
-            if s == ERASED:
-                h.erases += 1
-            elif s == NOT_FOUND:
-                h.saw_absent += 1
-            else:
-                return bad
-        elif o in (M_FIND, M_CONTAINS):
-            if s == FOUND and o == M_FIND:
-                h.reads.append(outs[i])
-            elif s == FOUND:
-                h.saw_present += 1
-            elif s == NOT_FOUND:
-                h.saw_absent += 1
-            else:
-                return bad
+        effect = effects.get(o, {}).get(s)
+        if effect == "insert_own" and outs[i] != vals[i]:
+            effect = None
+        if effect is None:
+            return f"op {i} ({o}) on key {k}: status {STATUS_NAMES[s] if s < 7 else s}, returned {outs[i]}"
+        if effect in ("insert", "insert_own"):
+            h.inserts.append(vals[i])
+        elif effect == "assign":
+            h.assigns.append(vals[i])
+        elif effect == "read":
+            h.reads.append(outs[i])
+        elif effect == "erase":
+            h.erases += 1
+        elif effect == "present":
+            h.saw_present += 1
+        else:
+            h.saw_absent += 1
+    return histories
+
+
+def check_map_batch(ops, keys, values, statuses, values_out, before: Dict[int, int], after: Dict[int, int]):
+    """A map batch (host arrays; values as written). Returns the first violation or None."""
+    histories = histories_of(ops, keys, values, statuses, values_out, MAP_EFFECTS)
+    if isinstance(histories, str):
+        return histories
     return check_histories(histories, before, after, lambda k: NONE)
 
 
@@ -173,56 +179,9 @@ def check_cache_batch(ops, keys, values, statuses, values_out, evicted_keys, evi
                       before: Dict[int, int], after: Dict[int, int]):
     """A cache batch with one-element values (versions, unique per op). `evicted_*`: every
     eviction of the batch when `reported`; else the cache may have forgotten anything."""
-    vals, outs = bits(values).tolist(), bits(values_out).tolist()
-    histories: Dict[int, KeyHistory] = {}
-    for i, (o, k, s) in enumerate(zip(np.asarray(ops).tolist(), np.asarray(keys).tolist(),
-                                      np.asarray(statuses).tolist())):
-        h = histories.setdefault(k, KeyHistory())
-        ok = True
-        if o == C_GET:
-            if s == FOUND:
-                h.reads.append(outs[i])
-            elif s == NOT_FOUND:
-                h.saw_absent += 1
-            else:
-                ok = False
-        elif o == C_CONTAINS:
-            if s == FOUND:
-                h.saw_present += 1
-            elif s == NOT_FOUND:
-                h.saw_absent += 1
-            else:
-                ok = False
-        elif o == C_SET:
-            if s == INSERTED:
-                h.inserts.append(vals[i])
-            elif s == ASSIGNED:
-                h.assigns.append(vals[i])
-            else:
-                ok = False
-        elif o == C_ADD:
-            if s == INSERTED:
-                h.inserts.append(vals[i])
-            elif s == FOUND:
-                h.saw_present += 1
-            else:
-                ok = False
-        elif o == C_ERASE:
-            if s == ERASED:
-                h.erases += 1
-            elif s == NOT_FOUND:
-                h.saw_absent += 1
-            else:
-                ok = False
-        elif o == C_GET_OR_SET:
-            if s == FOUND:
-                h.reads.append(outs[i])
-            elif s == INSERTED and outs[i] == vals[i]:
-                h.inserts.append(vals[i])
-            else:
-                ok = False
-        if not ok:
-            return f"op {i} ({o}) on key {k}: status {STATUS_NAMES[s] if s < 7 else s}, returned {outs[i]}"
+    histories = histories_of(ops, keys, values, statuses, values_out, CACHE_EFFECTS)
+    if isinstance(histories, str):
+        return histories
     evictions: Dict[int, List[int]] = {}
     for k, v in zip(np.asarray(evicted_keys).tolist(), bits(evicted_values).reshape(-1).tolist()):
         evictions.setdefault(k, []).append(v)

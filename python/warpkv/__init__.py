@@ -193,6 +193,27 @@ class _Placed:
             return np.empty(0, np.uint8)
         return _arrays.empty_on(self._device_framework, 0, "uint8", self._device_index)
 
+    def size(self) -> int:
+        """Entries: for a map, the keys its bulk calls counted; for a cache, the live (present,
+        unexpired) entries, by a pass over the table."""
+        return self._core.size()
+
+    def __len__(self) -> int:
+        return self._core.size()
+
+    def capacity(self) -> int:
+        """Slots: of a map's table (a power of two, grows), of a cache (fixed: the most entries it holds)."""
+        return self._core.capacity()
+
+    def clear(self) -> None:
+        """Removes every entry (keeps the capacity)."""
+        self._core.clear()
+
+    @property
+    def value_dtype(self) -> str:
+        """The dtype of values (for a cache: of each row's elements)."""
+        return self._core.value_dtype
+
     @property
     def device(self) -> str:
         """'host' or 'cuda:N'."""
@@ -297,24 +318,9 @@ class _Map(_Placed):
         self._remember(keys)
         return st, out
 
-    # -- whole-table calls --
-    def size(self) -> int:
-        """Keys in the map (counted by the bulk calls)."""
-        return self._core.size()
-
-    def __len__(self) -> int:
-        return self._core.size()
-
-    def capacity(self) -> int:
-        """Slots of the table (a power of two)."""
-        return self._core.capacity()
-
+    # -- whole-table calls (size, capacity, clear: _Placed's) --
     def load_factor(self) -> float:
         return self._core.size() / self._core.capacity()
-
-    def clear(self) -> None:
-        """Removes every key (keeps the capacity)."""
-        self._core.clear()
 
     def reserve(self, n: int) -> None:
         """Makes room for n keys without passing the maximum load factor."""
@@ -351,10 +357,6 @@ class _Map(_Placed):
     @property
     def key_dtype(self) -> str:
         return self._core.key_dtype
-
-    @property
-    def value_dtype(self) -> str:
-        return self._core.value_dtype
 
     @property
     def empty_key(self) -> int:
@@ -600,21 +602,7 @@ class KVCache(_Placed):
         st, out, ev, _ = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
         return (st, out, ev) if return_evicted else (st, out)
 
-    # -- whole-table calls (not concurrently with batches) --
-    def size(self) -> int:
-        """Live (present, unexpired) entries: a pass over the table."""
-        return self._core.size()
-
-    def __len__(self) -> int:
-        return self._core.size()
-
-    def capacity(self) -> int:
-        """Slots: the most entries the cache holds (fixed)."""
-        return self._core.capacity()
-
-    def clear(self) -> None:
-        """Empties the cache."""
-        self._core.clear()
+    # -- whole-table calls (not concurrently with batches; size, capacity, clear: _Placed's) --
 
     def set_time(self, now: int) -> None:
         """Sets the expiry clock: entries with 0 < expires_at <= now read as misses."""
@@ -632,10 +620,6 @@ class KVCache(_Placed):
         values = np.frombuffer(vs, dtype=self._core.value_dtype).reshape((-1,) + self._row_shape).copy()
         exp = np.frombuffer(es, dtype=np.uint64).copy()
         return tuple(_arrays.from_numpy(a, like) for a in (keys, values, exp))
-
-    @property
-    def value_dtype(self) -> str:
-        return self._core.value_dtype
 
     @property
     def value_width(self) -> int:
