@@ -684,10 +684,11 @@ class py_cache {
       std::vector<std::uint8_t> hops(o.data ? n : 0);
       std::vector<std::byte> hin(v.data ? n * stride : 0), hout(out.data ? n * stride : 0);
       std::vector<warpkv::status> hst(n);
-      to_host(hk.data(), k.data, n * 8);
-      to_host(hexp.data(), e.data, hexp.size() * 8);
-      to_host(hops.data(), o.data, hops.size());
-      if (v.data != nullptr) to_host_rows(hin.data(), stride, v.data, bytes, n);
+      copy_bytes(hk.data(), k.data, n * 8);
+      copy_bytes(hexp.data(), e.data, hexp.size() * 8);
+      copy_bytes(hops.data(), o.data, hops.size());
+      if (v.data != nullptr) copy_rows(place_, hin.data(), stride, v.data, bytes, bytes, n);
+      warpkv::synchronize(place_.ex);  // the host copies are complete
       auto kspan = std::span<const std::uint64_t>(hk);
       auto expspan = std::span<const std::uint64_t>(hexp);
       if (o.data != nullptr) {
@@ -698,8 +699,8 @@ class py_cache {
         else if (u == warpkv::cache_op::add) cache_->add(kspan, hin, hst, &ev, expspan);
         else cache_->get_or_set(kspan, hin, hout, hst, &ev, expspan);
       }
-      from_host(s.data, hst.data(), n);
-      if (out.data != nullptr) from_host_rows(out.data, bytes, hout.data(), stride, n);
+      copy_bytes(s.data, hst.data(), n);
+      if (out.data != nullptr) copy_rows(place_, out.data, bytes, hout.data(), stride, bytes, n);
       warpkv::synchronize(place_.ex);
       order.done();
     }
@@ -782,16 +783,9 @@ class py_cache {
   array_view status_arg(nb::handle h, std::size_t n) const {
     return place_.typed(h, "statuses", true, 'u', 8, "statuses", n);
   }
-  void to_host(void* dst, const void* src, std::size_t bytes) const {
+  /// Copies `bytes` bytes between host memory and this cache's memory (either way), queued.
+  void copy_bytes(void* dst, const void* src, std::size_t bytes) const {
     copy_rows(place_, dst, bytes, src, bytes, bytes, bytes ? 1 : 0);
-  }
-  void from_host(void* dst, const void* src, std::size_t bytes) const { to_host(dst, src, bytes); }
-  void to_host_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t bytes, std::size_t n) const {
-    copy_rows(place_, dst, dst_pitch, src, bytes, bytes, n);
-    warpkv::synchronize(place_.ex);
-  }
-  void from_host_rows(void* dst, std::size_t bytes, const void* src, std::size_t src_pitch, std::size_t n) const {
-    copy_rows(place_, dst, bytes, src, src_pitch, bytes, n);
   }
 
   placement place_;

@@ -129,6 +129,8 @@ def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int, a
     `device` when the structure runs on a GPU); anything else passes untouched (the compiled
     module checks it)."""
     if not isinstance(x, (list, tuple, range)):
+        if framework_of(x) == "torch" and x.requires_grad:
+            return x.detach()  # DLPack refuses tensors that require grad; the data is the same
         return x
     try:
         a = np.asarray(x, dtype=dtype)
