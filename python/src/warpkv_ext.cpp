@@ -150,9 +150,12 @@ array_view view_of(nb::handle obj, const char* arg, bool writable, int max_ndim 
   const bool got = got_rw || nb::try_cast(obj, ro, false);
   if (!got) {
     if (from_cuda_array_interface(obj, arg, max_ndim, v)) return v;
+    const std::string type = nb::cast<std::string>(nb::str(obj.type().attr("__name__")));
+    if (nb::hasattr(obj, "dtype"))
+      type_fail(arg, "a " + type + " of dtype " + nb::cast<std::string>(obj.attr("dtype").attr("__str__")()) +
+                         " cannot be shared (object, big-endian or otherwise unsupported dtype); convert it first");
     type_fail(arg, "expected an array (NumPy, PyTorch, CuPy or anything exporting DLPack or "
-                   "__cuda_array_interface__), got " +
-                       nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
+                   "__cuda_array_interface__), got " + type);
   }
   if (writable && !got_rw) value_fail(arg, "is read-only but receives results");
   const std::size_t ndim = got_rw ? rw.ndim() : ro.ndim();
@@ -167,8 +170,9 @@ array_view view_of(nb::handle obj, const char* arg, bool writable, int max_ndim 
                         std::to_string(ndim) + " dimensions");
   v.n = shape(0);
   v.row = ndim == 2 ? shape(1) : 1;
-  const bool row_ok = ndim == 1 || v.row <= 1 || stride(1) == 1;
-  const bool col_ok = v.n <= 1 || stride(0) == static_cast<std::int64_t>(v.row);
+  const bool empty = v.n * v.row == 0;  // any strides will do
+  const bool row_ok = empty || ndim == 1 || v.row <= 1 || stride(1) == 1;
+  const bool col_ok = empty || v.n <= 1 || stride(0) == static_cast<std::int64_t>(v.row);
   if (!row_ok || !col_ok) value_fail(arg, "must be contiguous (C order); make a contiguous copy first");
   v.data = got_rw ? rw.data() : const_cast<void*>(ro.data());
   v.device_type = got_rw ? rw.device_type() : ro.device_type();
@@ -292,7 +296,9 @@ class stream_order {
 
 std::optional<std::uint64_t> stream_arg(nb::handle s) {
   if (s.is_none()) return std::nullopt;
-  return nb::cast<std::uint64_t>(s);
+  std::uint64_t h = 0;
+  if (!nb::try_cast(s, h)) type_fail("stream", "expected a non-negative int handle (a cudaStream_t)");
+  return h;
 }
 
 /// Copies `rows` rows of `bytes` bytes between pitched buffers of the backend.

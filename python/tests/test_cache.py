@@ -217,7 +217,10 @@ def test_bad_input():
     raises(ValueError, "eviction", warpkv.KVCache, 8, eviction="lfu", backend="host")
     raises(ValueError, "sync", warpkv.KVCache, 8, sync="spin", backend="host")
     raises(TypeError, "value_dtype", warpkv.KVCache, 8, "complex64", backend="host")
-    raises(TypeError, "capacity", warpkv.KVCache, 0, backend="host")
+    raises(ValueError, "capacity", warpkv.KVCache, 0, backend="host")
+    raises(TypeError, "capacity", warpkv.KVCache, 1.5, backend="host")
+    st = c.set(np.empty(0, np.uint64), np.empty((0, 2), np.float32))  # an empty batch of rows
+    assert len(st) == 0
     raises(warpkv.InvalidArgumentError, "kick_load_limit", warpkv.KVCache, 8, kick_load_limit=2.0, backend="host")
     raises(warpkv.InvalidArgumentError, "value_bytes", warpkv.KVCache, 8, "float64", 1000, backend="host")
     # an unknown op code is refused per operation, as the device batch does

@@ -308,7 +308,13 @@ def test_bad_input(cls):
     raises(TypeError, "key_dtype", cls, 8, "float32", "uint32")
     raises(TypeError, "value_dtype", cls, 8, "uint32", "int16")
     raises(ValueError, "backend", cls, 8, backend="tpu")
-    raises(TypeError, "capacity", cls, -1)
+    raises(ValueError, "capacity", cls, -1)
+    raises(TypeError, "capacity", cls, float("nan"))
+    raises(ValueError, "n", m.reserve, -1)
+    raises(ValueError, "stream", m.find, k, stream=-1)
+    raises(TypeError, "keys", m.insert, k.astype(">u4"), v)  # big-endian: not shareable
+    raises(TypeError, "keys", m.find, np.array([1, 2], dtype=object))
+    raises(TypeError, "keys", m.find, {1: 2})
     raises(warpkv.InvalidArgumentError, "max_load_factor", cls, 8, max_load_factor=1.5)
     if warpkv.built_backend == "host":
         with pytest.raises(warpkv.UnsupportedError) as e:

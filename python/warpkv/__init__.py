@@ -230,10 +230,8 @@ class _Map(_Placed):
 
     def __init__(self, capacity: int, key_dtype: Any, value_dtype: Any, backend: str, stream: Any,
                  host_tiles: int, config: dict):
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 0:
-            raise TypeError(f"warpkv: argument 'capacity': expected a non-negative int, got {capacity!r}")
         s = _arrays.stream_handle(stream)
-        self._core = _ext.Map(self._kind, int(capacity), _arrays.dtype_name(key_dtype),
+        self._core = _ext.Map(self._kind, _arrays.count(capacity, "capacity"), _arrays.dtype_name(key_dtype),
                               _arrays.dtype_name(value_dtype), backend, s or 0, int(host_tiles), config)
         self._setup_like()
 
@@ -324,11 +322,11 @@ class _Map(_Placed):
 
     def reserve(self, n: int) -> None:
         """Makes room for n keys without passing the maximum load factor."""
-        self._core.reserve(int(n))
+        self._core.reserve(_arrays.count(n, "n"))
 
     def rehash(self, capacity: int) -> None:
         """Rebuilds the table with at least `capacity` slots (never fewer than the keys need)."""
-        self._core.rehash(int(capacity))
+        self._core.rehash(_arrays.count(capacity, "capacity"))
 
     def rehash_count(self) -> int:
         """Rehashes done so far (growth, reserve, rehash, rebuilds)."""
@@ -494,8 +492,8 @@ class KVCache(_Placed):
                  max_kicks: int = 5000, kick_load_limit: float = 0.95, seed: int = 0, absorb_sets: bool = False,
                  combine_get_or_set: bool = False, key_digests: bool = False, backend: str = "auto",
                  stream: Any = None, host_tiles: int = 0):
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity <= 0:
-            raise TypeError(f"warpkv: argument 'capacity': expected a positive int, got {capacity!r}")
+        if _arrays.count(capacity, "capacity") == 0:
+            raise ValueError("warpkv: argument 'capacity': a cache needs room for at least one entry")
         cfg = {"eviction": str(eviction), "sync": str(sync), "layout": str(layout), "max_kicks": int(max_kicks),
                "kick_load_limit": float(kick_load_limit), "seed": int(seed), "absorb_sets": bool(absorb_sets),
                "combine_get_or_set": bool(combine_get_or_set), "key_digests": bool(key_digests)}
@@ -606,7 +604,7 @@ class KVCache(_Placed):
 
     def set_time(self, now: int) -> None:
         """Sets the expiry clock: entries with 0 < expires_at <= now read as misses."""
-        self._core.set_time(int(now))
+        self._core.set_time(_arrays.count(now, "now"))
 
     def time(self) -> int:
         return self._core.time()

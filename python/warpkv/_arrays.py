@@ -166,6 +166,8 @@ def stream_handle(stream: Any, like: Any = None) -> Optional[int]:
     if isinstance(stream, bool):
         raise TypeError("warpkv: argument 'stream': expected a stream or an int handle, got bool")
     if isinstance(stream, int):
+        if stream < 0:
+            raise ValueError(f"warpkv: argument 'stream': a stream handle is a pointer (>= 0), got {stream}")
         return stream
     if hasattr(stream, "__cuda_stream__"):
         return int(stream.__cuda_stream__()[1])
@@ -195,3 +197,12 @@ def stream_context(like: Any, stream: Any):
         cupy = _cupy()
         return stream if isinstance(stream, cupy.cuda.Stream) else cupy.cuda.ExternalStream(stream_handle(stream))
     return contextlib.nullcontext()
+
+
+def count(n: Any, arg: str) -> int:
+    """A non-negative int argument (sizes, capacities)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"warpkv: argument '{arg}': expected an int, got {type(n).__name__}")
+    if n < 0:
+        raise ValueError(f"warpkv: argument '{arg}': must be >= 0, got {n}")
+    return int(n)
