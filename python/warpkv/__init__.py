@@ -160,23 +160,27 @@ class _Placed:
 
     def _setup_like(self) -> None:
         self._device_index = int(self._core.device.split(":")[1]) if self._core.device.startswith("cuda") else 0
-        self._device_framework: Optional[str] = None
-        if self._core.device.startswith("cuda"):
-            self._device_framework = _arrays._default_device_framework()
+        self._on_device = self._core.device.startswith("cuda")
         self._like: Any = None  # a 0-length array of the caller's last framework (for items())
 
     def _arr(self, x: Any, dtype: str, arg: str) -> Any:
-        return _arrays.as_array(x, dtype, self._device_framework, self._device_index, arg)
+        if not isinstance(x, (list, tuple, range)):
+            return _arrays.as_array(x, dtype, None, 0, arg)
+        return _arrays.as_array(x, dtype, self._device_framework(), self._device_index, arg)
+
+    def _device_framework(self) -> Optional[str]:
+        """Where results of a device structure go when no array says: CuPy, else PyTorch."""
+        return _arrays._default_device_framework() if self._on_device else None
 
     def _empty(self, like: Any, shape, dtype: str) -> Any:
         """A result array of like's framework on like's device; when like is not in this
         structure's memory, a NumPy one (the compiled call then refuses like, naming it)."""
-        if _arrays.on_device(like) != (self._device_framework is not None):
+        if _arrays.on_device(like) != self._on_device:
             return np.empty(shape, dtype)
         return _arrays.empty(like, shape, dtype)
 
     def _zeros(self, like: Any, shape, dtype: str) -> Any:
-        if _arrays.on_device(like) != (self._device_framework is not None):
+        if _arrays.on_device(like) != self._on_device:
             return np.zeros(shape, dtype)
         return _arrays.zeros(like, shape, dtype)
 
@@ -189,9 +193,9 @@ class _Placed:
             return like
         if self._like is not None:
             return self._like
-        if self._device_framework is None:
+        if not self._on_device:
             return np.empty(0, np.uint8)
-        return _arrays.empty_on(self._device_framework, 0, "uint8", self._device_index)
+        return _arrays.empty_on(self._device_framework(), 0, "uint8", self._device_index)
 
     def size(self) -> int:
         """Entries: for a map, the keys its bulk calls counted; for a cache, the live (present,
@@ -348,7 +352,7 @@ class _Map(_Placed):
 
     def to_dict(self) -> dict:
         """The entries as a Python dict (copies to the host)."""
-        k, v = self.items(np.empty(0, np.uint8) if self._device_framework is None else None)
+        k, v = self.items(None if self._on_device else np.empty(0, np.uint8))
         k, v = _to_numpy(k), _to_numpy(v)
         return dict(zip(k.tolist(), v.tolist()))
 
