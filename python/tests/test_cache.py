@@ -226,3 +226,26 @@ def test_bad_input():
     # an unknown op code is refused per operation, as the device batch does
     st, _ = c.execute(np.array([9, C.SET], np.uint8), k[:2], v[:2])
     assert st.tolist() == [S.INVALID_KEY, S.INSERTED] and c.size() == 1
+
+
+def test_threads_share_a_cache():
+    """Batches from several Python threads at once (the cache allows it; the GIL is released)."""
+    import threading
+
+    c = warpkv.KVCache(4096, "uint64", backend="host")
+    errors = []
+
+    def work(t):
+        ks = np.arange(t * 500 + 1, t * 500 + 501, dtype=np.uint64)
+        for _ in range(2):
+            c.set(ks, ks * 3)
+            got, hit = c.get(ks)
+            if not (got[hit] == ks[hit] * 3).all():
+                errors.append(t)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and 0 < c.size() <= 1500
