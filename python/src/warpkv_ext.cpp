@@ -513,22 +513,25 @@ class py_map {
     const array_view k = view_of(keys_out, "keys_out", true), v = view_of(values_out, "values_out", true);
     check_dtype(k, "keys_out", key_.kind, key_.bits, "keys");
     check_dtype(v, "values_out", value_.kind, value_.bits, "values");
-    const std::size_t need = impl_->size();
-    if (k.n < need || v.n < need)
-      value_fail(k.n < need ? "keys_out" : "values_out", "needs room for size() = " + std::to_string(need) + " entries");
     place_.check(k, "keys_out");
     place_.check(v, "values_out");
-    std::size_t n = 0;
-    run(stream, {}, [&] { n = impl_->retrieve_all(k.data, v.data); });
+    std::size_t n = 0, need = 0;
+    run(stream, {}, [&] {
+      need = impl_->size();
+      if (k.n >= need && v.n >= need) n = impl_->retrieve_all(k.data, v.data);
+    });
+    if (k.n < need || v.n < need)
+      value_fail(k.n < need ? "keys_out" : "values_out", "needs room for size() = " + std::to_string(need) + " entries");
     return n;
   }
 
-  [[nodiscard]] std::size_t size() const { return impl_->size(); }
-  [[nodiscard]] std::size_t capacity() const { return impl_->capacity(); }
+  // under the lock too: another Python thread's batch may be changing them
+  [[nodiscard]] std::size_t size() { return locked([&] { return impl_->size(); }); }
+  [[nodiscard]] std::size_t capacity() { return locked([&] { return impl_->capacity(); }); }
   void clear() { locked([&] { impl_->clear(); }); }
   void reserve(std::size_t n) { locked([&] { impl_->reserve(n); }); }
   void rehash(std::size_t n) { locked([&] { impl_->rehash(n); }); }
-  [[nodiscard]] std::size_t rehash_count() const { return impl_->rehash_count(); }
+  [[nodiscard]] std::size_t rehash_count() { return locked([&] { return impl_->rehash_count(); }); }
   [[nodiscard]] std::string validate() { return locked([&] { return impl_->validate(); }); }
   [[nodiscard]] std::string key_dtype() const { return key_.name(); }
   [[nodiscard]] std::string value_dtype() const { return value_.name(); }
