@@ -137,7 +137,7 @@ def run(args) -> List[dict]:
             ok = bool(found.all()) and bool((got == values).all())
             emit(op="find_hit", impl=f"warpkv.{classes[name].__name__}", n=n, capacity=m.capacity(), correct=ok,
                  median_ms=_median_ms(lambda: m.find(keys), lambda: None, sync, args.repeats))
-            del m
+            m = None  # frees the table before the next one
         label, build, find = _sort_join(fw)
         emit(op="insert", impl=label, n=n, median_ms=_median_ms(lambda: build(keys, values), lambda: None, sync,
                                                                 args.repeats))
