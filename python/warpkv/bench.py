@@ -66,7 +66,10 @@ def _device_name(framework: str) -> str:
 
 def _inputs(framework: str, n: int, seed: int):
     rng = np.random.default_rng(seed)
-    keys = rng.choice(np.iinfo(np.int32).max - 2, size=n, replace=False).astype(np.int32)
+    # distinct scattered keys without a 2^31 permutation: x -> x * odd mod 2^30 is a bijection, a
+    # random offset varies them, + 1 keeps them off the sentinels
+    off = int(rng.integers(0, 1 << 30))
+    keys = (((np.arange(n, dtype=np.int64) + off) * 2654435761) % (1 << 30) + 1).astype(np.int32)
     values = rng.integers(0, 2**31 - 1, size=n, dtype=np.int32)
     if framework == "torch":
         import torch
