@@ -30,7 +30,11 @@ struct find_op {
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     Value v{};
-    const status s = ref.find(t, keys[i], &v);
+    // A find-only batch is the only kernel on the map's stream: a ref that can read a table
+    // nobody writes more cheaply (find_quiescent: plain, L1-cached loads) does so.
+    status s;
+    if constexpr (requires { ref.find_quiescent(t, keys[i], &v); }) s = ref.find_quiescent(t, keys[i], &v);
+    else s = ref.find(t, keys[i], &v);
     if (t.thread_rank() == 0) {
       if (values_out != nullptr) values_out[i] = s == status::found ? v : Value{};
       if (found_out != nullptr) found_out[i] = s == status::found;

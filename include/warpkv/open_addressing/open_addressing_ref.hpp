@@ -109,6 +109,15 @@ class open_addressing_ref {
     if constexpr (packed) return find_packed(t, k, out);
     else return find_ready(t, k, out);
   }
+  /// find on a table that no operation writes while this one runs (the bulk API's find-only
+  /// batches: they are the only kernel on the map's stream): the same walk with plain loads,
+  /// which L1 caches, so a probe that stays in one sector pays one round trip to memory. With
+  /// writers about, use find (its loads are relaxed atomics, which skip L1).
+  template <class Tile>
+  WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
+    if constexpr (packed) return find_packed<true>(t, k, out);
+    else return find_ready(t, k, out);
+  }
   template <class Tile>
   WARPKV_HD status contains(const Tile& t, Key k) const {
     return find(t, k, nullptr);
@@ -130,11 +139,11 @@ class open_addressing_ref {
 
   /// Walks kb's probe sequence over packed words: decide(w, lane_word, i) is called on every lane
   /// for each window that holds kb or an empty slot, with this lane's word and slot index.
-  template <class Tile>
+  template <bool Plain = false, class Tile>
   WARPKV_HD status find_packed(const Tile& t, Key k, Value* out) const {
     const key_bits kb = to_bits(k);
     if (is_sentinel(kb)) return status::invalid_key;
-    const int r = walk_words(t, kb, [&](std::uint32_t, std::uint64_t w, std::size_t) -> int {
+    auto decide = [&](std::uint32_t, std::uint64_t w, std::size_t) -> int {
       // A lane that read kb proves k present at that read (the value came in the same word);
       // otherwise the window's first empty slot proves it absent.
       const std::uint32_t hit = t.ballot(key_of(w) == kb);
@@ -142,7 +151,10 @@ class open_addressing_ref {
       const std::uint64_t got = t.shfl(w, static_cast<unsigned>(lowest_lane(hit)));
       if (out != nullptr) *out = from_bits<Value>(pair::unpack(got).value);
       return static_cast<int>(status::found);
-    });
+    };
+    int r;
+    if constexpr (Plain) r = walk_impl<std::uint64_t, true>(t, kb, decide);
+    else r = walk_impl<std::uint64_t>(t, kb, decide);
     return r < 0 ? status::not_found : static_cast<status>(r);
   }
 
@@ -302,7 +314,7 @@ class open_addressing_ref {
     return walk_impl<key_bits>(t, kb, decide);
   }
   /// Word: key_bits (the key alone) or std::uint64_t (a packed pair, key in the low half).
-  template <class Word, class Tile, class Decide>
+  template <class Word, bool Plain = false, class Tile, class Decide>
   WARPKV_HD int walk_impl(const Tile& t, key_bits kb, Decide& decide) const {
     static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
     const unsigned rank = t.thread_rank();
@@ -317,6 +329,7 @@ class open_addressing_ref {
         if (m == n) break;
         at[m] = seq.slot(rank);
         if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(at[m]).load(memory_order::relaxed);
+        else if constexpr (Plain) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[at[m]]);
         else cur[m] = pair_ref(at[m]).load(memory_order::relaxed);
         const key_bits key = static_cast<key_bits>(cur[m]);
         if (key == kb || key == empty_) stops_here |= 1u << m;
