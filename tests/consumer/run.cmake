@@ -31,7 +31,7 @@ step("configure a fresh warpkv" ${CMAKE_COMMAND} -S ${SOURCE} -B ${fresh} -G ${G
      -DWARPKV_CUDA=OFF -DWARPKV_BUILD_TESTS=OFF -DWARPKV_BUILD_TOOLS=OFF -DWARPKV_VULKAN=${VULKAN}
      -DCMAKE_INSTALL_MESSAGE=NEVER)
 step("install it unbuilt" ${CMAKE_COMMAND} --install ${fresh} --prefix ${prefix})
-foreach(f include/warpkv/version.hpp include/warpkv/hopscotch/hopscotch_map.hpp)
+foreach(f include/warpkv/version.hpp include/warpkv/hopscotch/hopscotch_map.hpp share/doc/warpkv/LICENSE)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "consumer: ${f} was not installed")
   endif()
