@@ -51,6 +51,14 @@ expect_error("--load-factors" static --load-factors 1.5)
 expect_error("--workloads: E not in" cache --workloads E)
 expect_error("not expected.*--nope" static --nope)
 expect_error("--backend: gpu not in" demo --backend gpu)
+# values the workloads used to refuse only after starting (a NOTE line first, or minutes of
+# other rows first), or with a bare "stoul"
+expect_error("--key-range: '5e9' is not in 1 \\.\\. 2\\^32-2" dynamic --backend host --key-range 5e9)
+expect_error("--large-key-range: '1e10' is not in 1 \\.\\. 2\\^32-2" paper --backend host --large-key-range 1e10 --no-plots)
+expect_error("--sizes: '1000' is not a power of two" stm --backend host --sizes 1000)
+expect_error("--shapes: '4x' is not DxK" kmeans --backend host --shapes 4x)
+expect_error("--shapes: '0x5' is not DxK" kmeans --backend host --shapes 0x5)
+expect_error("--load-factors: 0\\.001 x capacity 64 .*no keys" static --backend host --keys 1 --load-factors 0.001)
 # errors found by the workloads before any work
 expect_error("^warpkv-bench: error: --mix '50,60,0'" dynamic --backend host --mix 50,60,0)
 

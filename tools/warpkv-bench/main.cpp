@@ -450,6 +450,40 @@ int main(int argc, char** argv) {
       if (ca.submitter_ops != 0) require_count_memory("--submitter-ops", ca_sub_ops, ca.submitter_ops, 1, 41, "operations");
     }
 
+    // ---- values the workloads would refuse only after starting --------------------------
+    const auto check_key_ranges = [](const char* option, const std::vector<std::string>& texts,
+                                     const std::vector<std::uint64_t>& ranges) {
+      for (std::size_t i = 0; i < ranges.size(); ++i)
+        if (ranges[i] >= 0xffffffffull)  // keys are [1, R] of 32-bit maps
+          throw CLI::ValidationError(option, "'" + texts[i] + "' is not in 1 .. 2^32-2 (keys are drawn from [1, R])");
+    };
+    if (d->parsed()) check_key_ranges("--key-range", dy_ranges, dy.key_ranges);
+    if (p->parsed()) {
+      check_key_ranges("--key-range", pa_ranges, pa.key_ranges);
+      check_key_ranges("--large-key-range", pa_large_ranges, pa.large_key_ranges);
+    }
+    if (x->parsed())
+      for (std::size_t i = 0; i < sm.sizes.size(); ++i)
+        if (sm.sizes[i] < 2 || (sm.sizes[i] & (sm.sizes[i] - 1)) != 0)
+          throw CLI::ValidationError("--sizes", "'" + sm_sizes[i] + "' is not a power of two >= 2 (bitonic sort)");
+    if (kms->parsed())
+      for (const std::string& shape : km.shapes) {
+        const auto x_at = shape.find('x');
+        const auto positive = [](const std::string& t) {
+          return !t.empty() && t.size() < 9 && t.find_first_not_of("0123456789") == std::string::npos && std::stoul(t) > 0;
+        };
+        if (x_at == std::string::npos || !positive(shape.substr(0, x_at)) || !positive(shape.substr(x_at + 1)))
+          throw CLI::ValidationError("--shapes", "'" + shape + "' is not DxK: dimensions x clusters, both positive (example: 32x256)");
+      }
+    if (s->parsed() && st.keys != 0) {  // each load factor must give a key at the capacity --keys sets
+      std::uint64_t capacity = 64;
+      while (static_cast<double>(capacity) < std::ceil(static_cast<double>(st.keys) / 0.95)) capacity *= 2;
+      for (const double lf : st.load_factors)
+        if (std::floor(lf * static_cast<double>(capacity)) < 1)
+          throw CLI::ValidationError("--load-factors", strf("%g x capacity %llu (from --keys %s) gives no keys", lf,
+                                                            static_cast<unsigned long long>(capacity), st_keys.c_str()));
+    }
+
     // ---- cache: option sets that would run nothing -----------------------------------------
     if (c->parsed() && ca_no_ycsb && (ca.baseline || !ca.memcached.empty() || ca_baselines_only))
       throw input_error("cache --no-ycsb skips the YCSB traces that --baseline, --memcached and --baselines-only replay: "
