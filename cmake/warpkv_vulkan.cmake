@@ -64,7 +64,9 @@ if(WARPKV_WITH_VULKAN)
       endforeach()
     endforeach()
   endforeach()
-  add_custom_target(warpkv_vulkan_shaders DEPENDS ${_spirv_outputs})
+  # In ALL, so a full build has them; `cmake --install` after a build of some targets only
+  # (scripts/demo builds warpkv-bench) compiles the missing ones first (glslc takes a second).
+  add_custom_target(warpkv_vulkan_shaders ALL DEPENDS ${_spirv_outputs})
 
   add_library(warpkv_vulkan INTERFACE)
   add_library(warpkv::vulkan ALIAS warpkv_vulkan)
@@ -75,5 +77,15 @@ if(WARPKV_WITH_VULKAN)
                                                      $<BUILD_INTERFACE:${WARPKV_VULKAN_HPP_DIR}>
                                                      $<INSTALL_INTERFACE:include>)
   install(TARGETS warpkv_vulkan EXPORT warpkvTargets)
+  list(GET _spirv_outputs 0 _spirv_first)
+  install(CODE "
+    if(NOT EXISTS \"${_spirv_first}\")
+      message(STATUS \"warpkv: building the Vulkan SPIR-V (warpkv_vulkan_shaders) before installing it\")
+      execute_process(COMMAND \"${CMAKE_COMMAND}\" --build \"${PROJECT_BINARY_DIR}\" --target warpkv_vulkan_shaders
+                      RESULT_VARIABLE _rc)
+      if(_rc)
+        message(FATAL_ERROR \"warpkv: building warpkv_vulkan_shaders failed; configure with -DWARPKV_VULKAN=OFF to install without the Vulkan backend\")
+      endif()
+    endif()")
   install(FILES ${_spirv_outputs} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/warpkv/vulkan/spirv)
 endif()

@@ -30,7 +30,7 @@ struct static_options {
   int key_bits = 32;
   int value_bits = 32;
   std::vector<int> tiles{4};
-  std::uint64_t keys = 0;  ///< 0: 2^22 on cuda, 2^16 on host
+  std::uint64_t keys = 0;  ///< 0: 2^22 on cuda, 2^13 on host
   std::vector<double> load_factors{0.5, 0.8, 0.9, 0.95};
   std::vector<std::string> maps{"hopscotch"};  ///< hopscotch | cuckoo | chained-pool | chained-device
   unsigned neighborhood = 32;  ///< hopscotch: H, slots a key may sit from its home bucket
@@ -221,6 +221,10 @@ void emit(record r);
 std::string commit();
 /// One line to stderr (progress, warnings, notes).
 void progress(const std::string& line);
+/// Long steps print a line at least this often (session::measure between runs).
+inline constexpr int heartbeat_seconds = 5;
+/// Whether nothing was printed by progress() for heartbeat_seconds.
+bool progress_due();
 /// printf-style formatting into a std::string.
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -4,15 +4,20 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <limits>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "bench.hpp"
-#include "warpkv/core/error.hpp"
+#include "warpkv/version.hpp"
 
 namespace {
 
@@ -21,7 +26,7 @@ using namespace warpkv_bench;
 /// "4194304", "2^22", "1e5", "1.5e7" -> a positive integer count.
 std::uint64_t parse_count(const std::string& text, const char* what) {
   const auto fail = [&] {
-    throw CLI::ValidationError(what, "'" + text + "' is not a positive count (examples: 65536, 2^16, 1e5)");
+    throw CLI::ValidationError(what, "'" + text + "' is not a count in 1 .. 1e15 (examples: 65536, 2^16, 1e5)");
   };
   double v = 0;
   try {
@@ -44,16 +49,69 @@ std::uint64_t parse_count(const std::string& text, const char* what) {
   return static_cast<std::uint64_t>(v);
 }
 
+/// A bad command line found after parsing: one line on stderr, exit code 2.
+struct input_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Host memory the process may still take: MemAvailable, else the physical memory.
+double available_host_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  double kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024.0;
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return strf("%.1f %s", bytes, units[u]);
+}
+
+/// Refuses a size whose inputs alone cannot fit in host memory (the inputs are generated on
+/// the host on every backend), before any work: `bytes` is a lower bound, `how` says of what.
+void require_host_memory(const std::string& option, const std::string& text, double bytes, const std::string& how) {
+  const double available = available_host_bytes();
+  if (bytes > available)
+    throw input_error(strf("%s %s needs at least %s of host memory (%s); this machine has %s available", option.c_str(),
+                           text.c_str(), bytes_text(bytes).c_str(), how.c_str(), bytes_text(available).c_str()));
+}
+
+/// A count option that sizes inputs of `bytes_per_item` bytes each, `copies` times over.
+void require_count_memory(const std::string& option, const std::string& text, std::uint64_t count, double copies,
+                          double bytes_per_item, const char* items) {
+  require_host_memory(option, text, copies * static_cast<double>(count) * bytes_per_item,
+                      strf("%s%llu %s x %g bytes", copies == 1 ? "" : strf("%g x ", copies).c_str(),
+                           static_cast<unsigned long long>(count), items, bytes_per_item));
+}
+
 void add_common(CLI::App& sub, common_options& c) {
   sub.add_option("--backend", c.backend, "Where the maps run: auto (cuda when available), cuda or host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
   sub.add_option("--out", c.out, "Append JSON lines to FILE (they are always printed to stdout)");
-  sub.add_option("--repeats", c.repeats, "Timed runs per measurement (default: 5 static, 3 dynamic; demo: 3 on cuda, 1 on host; stm: 5 on cuda, 2 on host)")
+  sub.add_option("--repeats", c.repeats, "Timed runs per measurement (default: 5 static (3 on host), 3 dynamic; demo: 3 on cuda, 1 on host; stm: 5 on cuda, 2 on host)")
       ->check(CLI::Range(1, 1000));
-  sub.add_option("--warmup", c.warmup, "Untimed runs before the timed ones (default: 2; demo: 1 on cuda, 0 on host; stm: 2 on cuda, 1 on host)")
+  sub.add_option("--warmup", c.warmup, "Untimed runs before the timed ones (default: 2 (static on host: 1); demo: 1 on cuda, 0 on host; stm: 2 on cuda, 1 on host)")
       ->check(CLI::Range(0, 1000));
-  sub.add_option("--host-tiles", c.host_tiles, "Concurrent tiles of the host backend (0: library default)")
+  sub.add_option("--host-tiles", c.host_tiles, "Concurrent tiles of the host backend, 0 .. 4096 (0: library default)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              const long long t = std::stoll(v, &used);
+              if (used == v.size() && t >= 0 && t <= 4096) return "";
+            } catch (const std::logic_error&) {
+            }
+            return "'" + v + "' is not in 0 .. 4096 (0: the library default, 2 x hardware threads)";
+          },
+          "0..4096"))
       ->capture_default_str();
   sub.add_option("--seed", c.seed, "Seed of the input generators (std::mt19937_64)")->capture_default_str();
 }
@@ -71,7 +129,11 @@ void add_map_type(CLI::App& sub, int& key_bits, int& value_bits, std::vector<int
 
 int main(int argc, char** argv) {
   CLI::App app{"warpkv-bench: throughput of warpkv maps (JSON lines on stdout, progress on stderr)"};
-  app.set_version_flag("--version", "warpkv-bench (commit " + commit() + ")");
+  app.set_version_flag("--version", "warpkv-bench " WARPKV_VERSION_STRING " (commit " + commit() + ")");
+  // Every bad command line: one line on stderr (CLI11's default adds a second).
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("warpkv-bench: error: ") + e.what() + " (--help lists the options)\n";
+  });
   app.require_subcommand(1);
 
   common_options common;
@@ -81,7 +143,7 @@ int main(int argc, char** argv) {
   auto* s = app.add_subcommand("static", "Bulk insert, then find hits / misses / 50-50 at exact load factors");
   add_common(*s, common);
   add_map_type(*s, st.key_bits, st.value_bits, st.tiles);
-  s->add_option("--keys", st_keys, "Key count N that sets the capacity C = 2^ceil(log2(N/0.95)) (default 2^22 cuda, 2^16 host)");
+  s->add_option("--keys", st_keys, "Key count N that sets the capacity C = 2^ceil(log2(N/0.95)) (default 2^22 cuda, 2^13 host)");
   s->add_option("--load-factors", st.load_factors, "Load factors, comma-separated; each runs floor(lf*C) keys")
       ->delimiter(',')
       ->check(CLI::Range(0.001, 1.0))
@@ -363,8 +425,79 @@ int main(int argc, char** argv) {
     for (const auto& o : pa_large_ops) pa.large_ops.push_back(parse_count(o, "--large-ops"));
     for (const auto& r : pa_large_ranges) pa.large_key_ranges.push_back(parse_count(r, "--large-key-range"));
     pa.plots = !pa_no_plots;
+
+    // ---- sizes whose inputs cannot fit (lower bounds: the input arrays alone) ------------
+    const auto pair_bytes = [](int key_bits, int value_bits) { return static_cast<double>(key_bits + value_bits) / 8; };
+    if (s->parsed() && st.keys != 0)  // a table of C >= keys slots and 2 insert sets of keys and values
+      require_count_memory("--keys", st_keys, st.keys, 3, pair_bytes(st.key_bits, st.value_bits), "keys");
+    if (m->parsed() && de.keys != 0)  // keys, misses and values of u32/u32, and the table
+      require_count_memory("--keys", de_keys, de.keys, 1, 4 + 4 + 4 + 8, "keys");
+    if (d->parsed())  // 2 input sets of an op code, a key and a value per operation
+      for (std::size_t i = 0; i < dy_ops.size(); ++i)
+        require_count_memory("--ops", dy_ops[i], static_cast<std::uint64_t>(dy.ops[i]), 2,
+                             1 + pair_bytes(dy.key_bits, dy.value_bits), "operations");
+    if (p->parsed()) {  // u64 keys and values at most; 2 input sets
+      if (pa.max_keys != 0) require_count_memory("--max-keys", pa_max_keys, pa.max_keys, 3, 16, "keys");
+      if (pa.ops != 0) require_count_memory("--ops", pa_ops, pa.ops, 2, 9, "operations");
+      for (std::size_t i = 0; i < pa_large_ops.size(); ++i)
+        require_count_memory("--large-ops", pa_large_ops[i], pa.large_ops[i], 2, 9, "operations");
+    }
+    if (c->parsed()) {
+      if (ca.records != 0) require_count_memory("--records", ca_records, ca.records, 1, 8, "record keys");
+      if (ca.ops != 0) require_count_memory("--ops", ca_ops, ca.ops, 1, 9, "trace operations");
+      if (ca.hkv_capacity != 0)  // u64 keys, 32-byte values
+        require_count_memory("--hkv-capacity", ca_hkv_capacity, ca.hkv_capacity, 1, 40, "entries");
+      if (ca.submitter_ops != 0) require_count_memory("--submitter-ops", ca_sub_ops, ca.submitter_ops, 1, 41, "operations");
+    }
+
+    // ---- values the workloads would refuse only after starting --------------------------
+    const auto check_key_ranges = [](const char* option, const std::vector<std::string>& texts,
+                                     const std::vector<std::uint64_t>& ranges) {
+      for (std::size_t i = 0; i < ranges.size(); ++i)
+        if (ranges[i] >= 0xffffffffull)  // keys are [1, R] of 32-bit maps
+          throw CLI::ValidationError(option, "'" + texts[i] + "' is not in 1 .. 2^32-2 (keys are drawn from [1, R])");
+    };
+    if (d->parsed()) check_key_ranges("--key-range", dy_ranges, dy.key_ranges);
+    if (p->parsed()) {
+      check_key_ranges("--key-range", pa_ranges, pa.key_ranges);
+      check_key_ranges("--large-key-range", pa_large_ranges, pa.large_key_ranges);
+    }
+    if (x->parsed())
+      for (std::size_t i = 0; i < sm.sizes.size(); ++i)
+        if (sm.sizes[i] < 2 || (sm.sizes[i] & (sm.sizes[i] - 1)) != 0)
+          throw CLI::ValidationError("--sizes", "'" + sm_sizes[i] + "' is not a power of two >= 2 (bitonic sort)");
+    if (kms->parsed())
+      for (const std::string& shape : km.shapes) {
+        const auto x_at = shape.find('x');
+        const auto positive = [](const std::string& t) {
+          return !t.empty() && t.size() < 9 && t.find_first_not_of("0123456789") == std::string::npos && std::stoul(t) > 0;
+        };
+        if (x_at == std::string::npos || !positive(shape.substr(0, x_at)) || !positive(shape.substr(x_at + 1)))
+          throw CLI::ValidationError("--shapes", "'" + shape + "' is not DxK: dimensions x clusters, both positive (example: 32x256)");
+      }
+    if (s->parsed() && st.keys != 0) {  // each load factor must give a key at the capacity --keys sets
+      std::uint64_t capacity = 64;
+      while (static_cast<double>(capacity) < std::ceil(static_cast<double>(st.keys) / 0.95)) capacity *= 2;
+      for (const double lf : st.load_factors)
+        if (std::floor(lf * static_cast<double>(capacity)) < 1)
+          throw CLI::ValidationError("--load-factors", strf("%g x capacity %llu (from --keys %s) gives no keys", lf,
+                                                            static_cast<unsigned long long>(capacity), st_keys.c_str()));
+    }
+
+    // ---- cache: option sets that would run nothing -----------------------------------------
+    if (c->parsed() && ca_no_ycsb && (ca.baseline || !ca.memcached.empty() || ca_baselines_only))
+      throw input_error("cache --no-ycsb skips the YCSB traces that --baseline, --memcached and --baselines-only replay: "
+                        "drop one or the other");
+    if (c->parsed() && ca_no_ycsb && !ca.hkv && !ca.submitter)
+      throw input_error("cache --no-ycsb skips the YCSB traces and nothing else is asked for, so it would run nothing: "
+                        "add --hkv (HierarchicalKV rows) or --submitter, or drop --no-ycsb");
+    if (c->parsed() && ca_baselines_only && !ca.baseline && ca.memcached.empty())
+      throw input_error("cache --baselines-only runs only --baseline and --memcached, and neither is given: add one");
   } catch (const CLI::Error& e) {
     return app.exit(e);
+  } catch (const input_error& e) {
+    std::cerr << "warpkv-bench: error: " << e.what() << '\n';
+    return 2;
   }
 
   try {
@@ -380,11 +513,14 @@ int main(int argc, char** argv) {
       return run_cache(common, ca);
     }
     return run_demo(common, de);
-  } catch (const warpkv::error& e) {
-    std::cerr << "warpkv-bench: error: " << e.what() << '\n';
+  } catch (const std::bad_alloc&) {
+    std::cerr << "warpkv-bench: error: out of host memory (std::bad_alloc): run smaller sizes (--keys, --ops, --records, "
+                 "--n, ...)\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "warpkv-bench: error: " << e.what() << '\n';
+  } catch (const std::exception& e) {  // warpkv::error and the workloads' own checks
+    std::string what = e.what();
+    if (what.rfind("warpkv-bench: ", 0) == 0) what.erase(0, 14);  // said once, below
+    std::cerr << "warpkv-bench: error: " << what << '\n';
     return 2;
   }
 }

@@ -104,9 +104,21 @@ void emit(record r) {
   }
 }
 
+namespace {
+std::chrono::steady_clock::time_point& last_progress() {
+  static std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  return t;
+}
+}  // namespace
+
 void progress(const std::string& line) {
   std::cerr << line << '\n';
   std::cerr.flush();
+  last_progress() = std::chrono::steady_clock::now();
+}
+
+bool progress_due() {
+  return std::chrono::steady_clock::now() - last_progress() >= std::chrono::seconds(heartbeat_seconds);
 }
 
 std::string strf(const char* format, ...) {

@@ -122,18 +122,27 @@ class session {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 
+  /// What the next measure() runs, for its progress lines (cleared by it).
+  void phase(std::string what) { phase_ = std::move(what); }
+
   /// warmup + repeats runs of body(r); setup(r) runs before each, untimed and waited for.
-  /// Returns the timings of the repeats.
+  /// Returns the timings of the repeats. Between runs, a progress line whenever nothing was
+  /// printed for heartbeat_seconds (the host backend's runs can take many seconds).
   template <class Setup, class Body>
   std::vector<double> measure(int repeats, Setup&& setup, Body&& body) {
     std::vector<double> out;
     const int total = warmup_ + repeats;
+    const auto t0 = std::chrono::steady_clock::now();
     for (int r = 0; r < total; ++r) {
       setup(r);
       warpkv::synchronize(ex_);
       const double ms = time_ms([&] { body(r); });
       if (r >= warmup_) out.push_back(ms);
+      if (r + 1 < total && progress_due())
+        progress(strf("  ... %s: run %d of %d done (%.0f s so far)", phase_.empty() ? "measuring" : phase_.c_str(), r + 1,
+                      total, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
     }
+    phase_.clear();
     return out;
   }
   [[nodiscard]] int last_run(int repeats) const { return warmup_ + repeats - 1; }
@@ -157,6 +166,7 @@ class session {
  private:
   common_options co_;
   int warmup_ = 2;
+  std::string phase_;
   execution ex_{};
   std::string device_;
   std::string cc_;

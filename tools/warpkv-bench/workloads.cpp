@@ -218,7 +218,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
   using V = typename map_t::mapped_type;
   constexpr int T = map_t::tile_size;
   const execution& ex = ss.ex();
-  const int repeats = ss.repeats(5);
+  const int repeats = ss.repeats(ss.cuda() ? 5 : 3);
   const std::uint64_t capacity =
       std::max<std::uint64_t>(64, next_pow2(static_cast<std::uint64_t>(std::ceil(static_cast<double>(n_requested) / 0.95))));
   bool all_ok = true;
@@ -269,6 +269,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     std::uint64_t wrong_inserts = 0;
 
     // ---- insert into an empty map (clear / re-creation untimed)
+    ss.phase(cfg_name + ": insert");
     const auto insert_ms = ss.measure(
         repeats,
         [&](int) {
@@ -337,7 +338,8 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     const auto no_setup = [](int) {};
     const int q = last % sets;
 
-    const auto time_find = [&](std::vector<buffer<K>>& keys) {
+    const auto time_find = [&](std::vector<buffer<K>>& keys, const char* what) {
+      ss.phase(cfg_name + ": " + what);
       return ss.measure(repeats, no_setup, [&](int r) {
         const int s = r % sets;
         map->find(keys[s].data(), n, vout[s].data(), st[s].data());
@@ -358,13 +360,13 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
                                   static_cast<unsigned long long>(bad), static_cast<unsigned long long>(n)));
     };
 
-    const auto hit_ms = time_find(hit_keys);
+    const auto hit_ms = time_find(hit_keys, "find_hit");
     verify_find("find_hit", hit_last, [](std::uint64_t) { return true; });
-    const auto miss_ms = time_find(miss_keys);
+    const auto miss_ms = time_find(miss_keys, "find_miss");
     verify_find("find_miss", miss_last, [](std::uint64_t) { return false; });
-    const auto mixed_ms = time_find(mixed_keys);
+    const auto mixed_ms = time_find(mixed_keys, "find_mixed");
     verify_find("find_mixed", mixed_last, [&](std::uint64_t i) { return mixed_is_hit[i] != 0; });
-    const auto grouped_ms = time_find(grouped_keys);
+    const auto grouped_ms = time_find(grouped_keys, "find_mixed_grouped");
     verify_find("find_mixed_grouped", grouped_last, [&](std::uint64_t i) { return grouped_is_hit[i] != 0; });
     check.expect(map->size() == n, strf("%s: size() is %zu after the finds", cfg_name.c_str(), map->size()));
 
@@ -534,7 +536,8 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
 int run_static(const common_options& co, const static_options& so) {
   for (const auto& m : so.maps) check_map_built(m, so.key_bits, so.value_bits, so.tiles);
   session ss(co);
-  const std::uint64_t n = so.keys != 0 ? so.keys : (ss.cuda() ? (std::uint64_t{1} << 22) : (std::uint64_t{1} << 16));
+  ss.default_warmup(2, 1);  // the host backend: fewer, smaller runs (about a minute on 2 cores)
+  const std::uint64_t n = so.keys != 0 ? so.keys : (ss.cuda() ? (std::uint64_t{1} << 22) : (std::uint64_t{1} << 13));
   bool ok = true;
   for (const auto& m : so.maps)
     dispatch_map(m, so.key_bits, so.value_bits, so.tiles, [&]<class Map>() { ok = run_static_config<Map>(ss, so, n) && ok; });
