@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "warpkv/core/bulk_map.hpp"
@@ -53,7 +54,9 @@ class open_addressing_map
  public:
   using typename base::ref_type;
   using probing_type = Probing;
-  static constexpr const char* map_name = "open_addressing_map";
+  static constexpr const char* map_name =
+      std::is_same_v<Probing, linear_probing> ? "linear_map" : std::is_same_v<Probing, quadratic_probing> ? "quadratic_map"
+                                                                                                            : "open_addressing_map";
 
   /// A map with room for at least `capacity_hint` keys at the configured maximum load factor.
   /// empty_key and erased_key are reserved: keys equal to either are refused (invalid_key).
