@@ -16,6 +16,7 @@
 
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/chained/chained_map.hpp"
 #include "warpkv/cuckoo/cuckoo_map.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 #include "warpkv/open_addressing/linear_map.hpp"
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
     run_map<warpkv::hopscotch_map<std::uint64_t, std::uint64_t, 4>>("hopscotch_map", o, ex, out);
     run_map<warpkv::cuckoo_map<std::uint32_t, std::uint32_t, 4>>("cuckoo_map", o, ex, out);
     run_map<warpkv::cuckoo_map<std::uint64_t, std::uint64_t, 4>>("cuckoo_map", o, ex, out);
+    run_map<warpkv::chained_map<std::uint32_t, std::uint32_t, warpkv::chained_alloc::pool, 1>>("chained_map(pool)", o, ex, out);
+    run_map<warpkv::chained_map<std::uint32_t, std::uint32_t, warpkv::chained_alloc::device, 1>>("chained_map(device)", o, ex, out);
     if (out != stdout) std::fclose(out);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warpkv-growth: %s\n", e.what());
