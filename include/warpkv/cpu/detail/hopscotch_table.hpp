@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -46,15 +47,15 @@ struct table {
   table(std::size_t buckets_, std::size_t probe_, unsigned h, unsigned shift, std::uint64_t seed_, KeyBits empty)
       : buckets(buckets_), probe(probe_), neighborhood(h), segment_shift(shift), seed(seed_) {
     const std::size_t n = slots();
-    try {
-      keys.reset(new KeyBits[n]);
-      values.reset(new ValueBits[n]());
-      hops.reset(new std::uint32_t[buckets]());
-      num_segments = ((n - 1) >> segment_shift) + 1;
-      segments.reset(new segment[num_segments]);
-    } catch (const std::bad_alloc&) {
+    // nothrow allocations: a table too large for memory is an error (errc::out_of_memory), also
+    // under sanitizers whose allocators abort on a failing throwing new.
+    keys.reset(new (std::nothrow) KeyBits[n]);
+    values.reset(keys ? new (std::nothrow) ValueBits[n]() : nullptr);
+    hops.reset(values ? new (std::nothrow) std::uint32_t[buckets]() : nullptr);
+    num_segments = ((n - 1) >> segment_shift) + 1;
+    segments.reset(hops ? new (std::nothrow) segment[num_segments] : nullptr);
+    if (!segments)
       throw error(errc::out_of_memory, "warpkv: cpu::hopscotch_map cannot allocate " + std::to_string(n) + " slots");
-    }
     for (std::size_t i = 0; i < n; ++i) keys[i] = empty;
   }
 
