@@ -124,10 +124,13 @@ struct op_groups {
       for (std::size_t j = 0; j < value_words; ++j) values_out[i * value_words + j] = values_out[w * value_words + j];
       return;
     }
-    if (statuses[i] != status::inserted) return;
+    // Only the group's winner acts, and only it reads its own status: the winner writes the
+    // status of an absorbed member, so a member must not read its status here (a data race
+    // ThreadSanitizer found once the host lanes ran this pass in parallel).
     const std::size_t s = find(keys, i);
     const auto me = static_cast<std::uint32_t>(i + 1);
     if (s == npos || atomic_ref<std::uint32_t>(win[s]).load(memory_order::relaxed) != me) return;
+    if (statuses[i] != status::inserted) return;
     const std::uint32_t r = atomic_ref<std::uint32_t>(rep[s]).load(memory_order::relaxed);
     const std::uint32_t o = atomic_ref<std::uint32_t>(other[s]).load(memory_order::relaxed);
     const std::uint32_t first = r != me ? r : o;  // rep never stores `other`, so o != me when r == me
