@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "warpkv/core/atomic.hpp"
+#include "warpkv/core/batch.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/hash.hpp"
@@ -25,25 +26,27 @@ namespace warpkv::detail {
 inline constexpr unsigned sketch_bits = 10;
 inline constexpr std::size_t sketch_registers = std::size_t{1} << sketch_bits;
 
-/// Word 0: inserting ops; words 1..1024: the sketch's registers (max rank seen).
+/// Operation i of the sizing pass: `inserted` for an op that may insert (its key goes into the
+/// sketch's 1024 registers: max rank seen), `not_found` for the rest. launch_batch counts the
+/// statuses per warp, so the pass costs no atomic per op.
 template <class Key>
-struct sketch_inserts_fn {
+struct sketch_inserts_op {
   const op* ops;
   const Key* keys;
-  std::uint32_t* words;
+  std::uint32_t* registers;
   template <class Tile>
-  WARPKV_HD void operator()(const Tile&, std::size_t i) const {
-    if (ops[i] != op::insert && ops[i] != op::insert_or_assign) return;
-    atomic_ref<std::uint32_t>(words[0]).fetch_add(1u, memory_order::relaxed);
+  WARPKV_HD status operator()(const Tile&, std::size_t i) const {
+    if (ops[i] != op::insert && ops[i] != op::insert_or_assign) return status::not_found;
     const std::uint64_t h = fmix64(static_cast<std::uint64_t>(to_bits(keys[i])) + 0x9e3779b97f4a7c15ull);
     const std::size_t reg = static_cast<std::size_t>(h >> (64 - sketch_bits));
     const std::uint64_t rest = (h << sketch_bits) | (std::uint64_t{1} << (sketch_bits - 1));
     std::uint32_t rank = 1;
     while ((rest & (std::uint64_t{1} << (64 - rank))) == 0) ++rank;  // leading zeros + 1
-    atomic_ref<std::uint32_t> r(words[1 + reg]);
+    atomic_ref<std::uint32_t> r(registers[reg]);
     std::uint32_t seen = r.load(memory_order::relaxed);
     while (seen < rank && !r.compare_exchange(seen, rank, memory_order::relaxed)) {
     }
+    return status::inserted;
   }
 };
 
@@ -52,20 +55,22 @@ struct insert_estimate {
   std::uint64_t distinct = 0;  ///< estimated distinct keys among them (never above inserts)
 };
 
-/// One pass over a mixed batch in the backend's memory; waits for it.
+/// One pass over a mixed batch in the backend's memory (counted in `counters`); waits for it.
 template <class Key>
-insert_estimate estimate_inserts(const execution& ex, const op* ops, const Key* keys, std::size_t n) {
-  buffer<std::uint32_t> words(1 + sketch_registers, ex);
-  fill_words<std::uint32_t>(ex, words.data(), words.size(), 0u);
-  for_each_index(ex, n, sketch_inserts_fn<Key>{ops, keys, words.data()});
-  std::array<std::uint32_t, 1 + sketch_registers> h{};
-  words.copy_to_host(h.data(), h.size());
+insert_estimate estimate_inserts(const execution& ex, const op* ops, const Key* keys, std::size_t n,
+                                 batch_counters& counters) {
+  buffer<std::uint32_t> registers(sketch_registers, ex);
+  fill_words<std::uint32_t>(ex, registers.data(), registers.size(), 0u);
+  const batch_summary s = launch_batch<1, sketch_inserts_op<Key>, batch_shape::op_per_tile>(
+      ex, n, sketch_inserts_op<Key>{ops, keys, registers.data()}, nullptr, counters);
+  std::array<std::uint32_t, sketch_registers> h{};
+  registers.copy_to_host(h.data(), h.size());
   insert_estimate e;
-  e.inserts = h[0];
+  e.inserts = s[status::inserted];
   const double m = static_cast<double>(sketch_registers);
   double sum = 0.0;
   std::size_t zeros = 0;
-  for (std::size_t j = 1; j <= sketch_registers; ++j) {
+  for (std::size_t j = 0; j < sketch_registers; ++j) {
     sum += std::ldexp(1.0, -static_cast<int>(h[j]));
     zeros += h[j] == 0 ? 1 : 0;
   }

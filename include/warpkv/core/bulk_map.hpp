@@ -318,7 +318,7 @@ class bulk_map_base {
   /// small table, fail, grow and re-run round after round), and hot keys do not inflate the table.
   void presize_mixed(const op* ops, const key_type* keys, std::size_t n) {
     if (n == 0 || static_cast<double>(size_ + n) <= cfg_.max_load_factor * static_cast<double>(capacity_)) return;
-    const insert_estimate e = estimate_inserts(ex_, ops, keys, n);
+    const insert_estimate e = estimate_inserts(ex_, ops, keys, n, counters());
     // A small overshoot (or the sketch's few percent of error) is left to the growth path,
     // which handles it cheaply; only a table that would be overwhelmed grows first.
     const double room = cfg_.max_load_factor * static_cast<double>(capacity_);

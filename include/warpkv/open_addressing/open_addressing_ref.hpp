@@ -229,9 +229,7 @@ class open_addressing_ref {
           }
         }
         result = t.shfl(result, lane);
-        if (result == did_insert) return static_cast<int>(status::inserted);
-        if (result == did_find) return static_cast<int>(status::found);
-        if (result == did_assign) return static_cast<int>(status::assigned);
+        if (result != go_on) return outcome_status(result);
       }
       return -1;
     });
@@ -279,6 +277,10 @@ class open_addressing_ref {
   }
 
   enum outcome : int { go_on = 0, did_insert = 1, did_find = 2, did_assign = 3 };
+  /// The status (as int) an upsert reports for a candidate's outcome other than go_on.
+  WARPKV_HD static int outcome_status(int o) {
+    return static_cast<int>(o == did_insert ? status::inserted : o == did_find ? status::found : status::assigned);
+  }
   /// Windows read at once by a long probe.
   static constexpr unsigned max_group = 4;
 
@@ -401,9 +403,7 @@ class open_addressing_ref {
         int result = go_on;
         if (rank == lane) result = act_on(i, cur, kb, vb, or_assign);
         result = t.shfl(result, lane);
-        if (result == did_insert) return static_cast<int>(status::inserted);
-        if (result == did_find) return static_cast<int>(status::found);
-        if (result == did_assign) return static_cast<int>(status::assigned);
+        if (result != go_on) return outcome_status(result);
       }
       return -1;
     });
