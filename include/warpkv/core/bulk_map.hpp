@@ -317,11 +317,11 @@ class bulk_map_base {
   /// a far-too-small table then costs what it costs in a table sized for it (it used to fill the
   /// small table, fail, grow and re-run round after round), and hot keys do not inflate the table.
   void presize_mixed(const op* ops, const key_type* keys, std::size_t n) {
-    if (n == 0 || static_cast<double>(size_ + n) <= cfg_.max_load_factor * static_cast<double>(capacity_)) return;
+    const double room = cfg_.max_load_factor * static_cast<double>(capacity_);
+    if (n == 0 || static_cast<double>(size_ + n) <= room) return;
     const insert_estimate e = estimate_inserts(ex_, ops, keys, n, counters());
     // A small overshoot (or the sketch's few percent of error) is left to the growth path,
     // which handles it cheaply; only a table that would be overwhelmed grows first.
-    const double room = cfg_.max_load_factor * static_cast<double>(capacity_);
     if (static_cast<double>(size_ + e.distinct) > 1.25 * room) self().prepare_inserts(static_cast<std::size_t>(e.distinct));
   }
 
