@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -248,9 +249,16 @@ class bulk_map_base {
         if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
         seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
         allocate(capacity, seed);
-        const auto s = launch_batch<TileSize>(
-            ex_, old_slot_count, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
-            statuses.data(), counters());
+        // A ref with a fast insert places the entries lock-free first and only the ones it hands
+        // back (all candidate buckets full) with the complete protocol.
+        constexpr bool two_passes = has_fast_bulk_inserts<Ref>;
+        const reinsert_op<Ref> op{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_), two_passes};
+        auto s = launch_batch<TileSize>(ex_, old_slot_count, op, statuses.data(), counters());
+        if (two_passes && s[status::full] > 0) {
+          auto complete = op;
+          complete.fast = false;
+          s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters(), /*only_full=*/true);
+        }
         if (s[status::full] == 0) break;
         if (attempt % 2 == 1) capacity *= 2;
       }
@@ -300,8 +308,13 @@ class bulk_map_base {
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
     self().prepare_inserts(n);
-    return run<batch_shape::op_per_tile>(
-        n, out, [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; });
+    const auto complete = [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
+    if constexpr (has_fast_bulk_inserts<Ref>)
+      return run<batch_shape::op_per_tile>(n, out, complete, [=](const Ref& r) {
+        return insert_op<Ref, key_type, mapped_type, pass::fast>{r, keys, values, or_assign};
+      });
+    else
+      return run<batch_shape::op_per_tile>(n, out, complete);
   }
   std::vector<status> insert_host(std::span<const key_type> keys, std::span<const mapped_type> values, bool or_assign) {
     require(keys.size() == values.size(), "values", "must have as many elements as keys");
@@ -352,8 +365,15 @@ class bulk_map_base {
 
   /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
   /// Uniform batches (insert, erase) run one operation per tile; mixed ones the serve loop.
+  /// `make` builds the complete op; `make_first`, when given, a fast op for the first launch (a
+  /// hot kernel without rare paths, pass::fast): the ops it hands back as full are re-run with
+  /// the complete op in a second launch before anything grows.
   template <batch_shape Shape = batch_shape::serve_loop, class MakeOp>
   batch_summary run(std::size_t n, status* out, const MakeOp& make) {
+    return run<Shape>(n, out, make, make);
+  }
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     if (n == 0) return {};
     buffer<status> tmp;
     if (out == nullptr) {
@@ -361,9 +381,17 @@ class bulk_map_base {
       out = tmp.data();
     }
     using op_t = decltype(make(self().ref()));
-    batch_summary part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters());
+    using first_t = decltype(make_first(self().ref()));
+    batch_summary part = launch_batch<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, counters());
     batch_summary total = part;
     account(part);
+    if (!std::is_same_v<first_t, op_t> && part[status::full] > 0) {  // the slow pass of the same batch
+      const std::uint64_t deferred = part[status::full];
+      part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
+      total.count[static_cast<int>(status::full)] -= deferred;
+      total += part;
+      account(part);
+    }
     for (int round = 0; part[status::full] > 0; ++round) {
       if (round >= 64)
         throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " could not place " +
