@@ -143,24 +143,24 @@ class cuckoo_ref {
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_) return status::invalid_key;
-    std::size_t b[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
     const bool first_fit = ordered();
     bucket_look l[max_hash_functions];
-    look<true>(t, b, 1, kb, l);
+    look<true>(t, kb, 0, 1, l);
     if (l[0].match != 0) return report_value(l[0].value, out);
     if (first_fit) {
       if (l[0].empty != 0) return status::not_found;
-      for (unsigned i = 1; i < d_; ++i) {
-        look<true>(t, b + i, 1, kb, l);
+      for (unsigned i = 1; i < max_hash_functions; ++i) {
+        if (i == d_) break;
+        look<true>(t, kb, i, 1, l);
         if (l[0].match != 0) return report_value(l[0].value, out);
         if (l[0].empty != 0) return status::not_found;
       }
       return status::not_found;
     }
-    look<true>(t, b + 1, d_ - 1, kb, l);
-    for (unsigned i = 0; i + 1 < d_; ++i)
-      if (l[i].match != 0) return report_value(l[i].value, out);
+    look<true>(t, kb, 1, d_ - 1, l);
+    WARPKV_UNROLL
+    for (unsigned i = 0; i + 1 < max_hash_functions; ++i)
+      if (i + 1 < d_ && l[i].match != 0) return report_value(l[i].value, out);
     return status::not_found;
   }
 
@@ -175,10 +175,11 @@ class cuckoo_ref {
     if (kb == empty_) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     std::size_t b[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
     if constexpr (layout::packed) {
-      // Fast path: one sector. Inserts prefer the first bucket on ties, so at moderate load most
-      // keys sit there, and a packed hit is its own proof.
+      // Fast path: one bucket. Inserts place keys first-fit, so most keys sit in their first
+      // bucket, and a packed hit is its own proof.
       bool hit = false;
       value_bits val = 0;
       for (unsigned s = rank; s < bucket_slots; s += T) {
@@ -190,10 +191,13 @@ class cuckoo_ref {
     }
     for (int attempt = 0;; ++attempt) {
       std::uint32_t v[max_hash_functions];
-      for (unsigned i = 0; i < d_; ++i) v[i] = lock_ref(b[i]).load(memory_order::acquire);
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i) v[i] = i < d_ ? lock_ref(b[i]).load(memory_order::acquire) : 0u;
       bool hit = false;
       value_bits val = 0;
-      for (unsigned i = 0; i < d_; ++i) {
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i) {
+        if (i >= d_) continue;
         for (unsigned s = rank; s < bucket_slots; s += T) {
           const auto e = layout::load(slot_at(b[i], s), memory_order::relaxed);
           if (e.key == kb) hit = true, val = e.value;
@@ -205,7 +209,9 @@ class cuckoo_ref {
       }
       atomic_thread_fence(memory_order::acquire);
       bool stable = true;
-      for (unsigned i = 0; i < d_; ++i) stable = stable && (v[i] & 1u) == 0 && lock_ref(b[i]).load(memory_order::relaxed) == v[i];
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i)
+        stable = stable && (i >= d_ || ((v[i] & 1u) == 0 && lock_ref(b[i]).load(memory_order::relaxed) == v[i]));
       if (t.all(stable)) {
         const std::uint32_t hits = t.ballot(hit);
         if (hits != 0) return report_hit(t, val, hits, out);
@@ -260,32 +266,38 @@ class cuckoo_ref {
     value_bits value;
   };
 
-  /// Reads buckets b[0..n) (n <= d) with the tile: all loads first (lane r reads slots r, r+T, ...
-  /// of each bucket), then the collectives. Plain: ordinary loads (a table nobody writes
-  /// meanwhile); otherwise relaxed atomic loads of whole slots.
+  /// Reads candidate buckets first .. first + n - 1 of kb (n <= d - first) with the tile: all
+  /// loads first (lane r reads slots r, r+T, ... of each bucket), then the collectives; out[i] is
+  /// bucket first + i. Plain: ordinary loads (a table nobody writes meanwhile); otherwise relaxed
+  /// atomic loads of whole slots. Loops run to constants so that everything stays in registers.
   template <bool Plain, class Tile>
-  WARPKV_HD void look(const Tile& t, const std::size_t* b, unsigned n, key_bits kb, bucket_look* out) const {
+  WARPKV_HD void look(const Tile& t, key_bits kb, unsigned first, unsigned n, bucket_look* out) const {
     constexpr unsigned T = Tile::size();
     constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
     const unsigned rank = t.thread_rank();
     typename layout::entry e[max_hash_functions][per_lane];
-    for (unsigned i = 0; i < max_hash_functions; ++i) {  // constant trip counts: e stays in registers
-      if (i == n) break;
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i >= n) continue;
+      const std::size_t b = bucket_bits(kb, first + i);
+      WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const unsigned s = j * T + rank;
         if (s >= bucket_slots) continue;
         if constexpr (Plain) {
-          const slot_type c = slot_at(b[i], s);
+          const slot_type c = slot_at(b, s);
           e[i][j] = {layout::key_of(c), layout::value_of(c)};
         } else {
-          e[i][j] = layout::load(slot_at(b[i], s), memory_order::relaxed);
+          e[i][j] = layout::load(slot_at(b, s), memory_order::relaxed);
         }
       }
     }
+    WARPKV_UNROLL
     for (unsigned i = 0; i < max_hash_functions; ++i) {
-      if (i == n) break;
+      if (i >= n) continue;
       std::uint32_t match = 0, empty = 0;
       value_bits mine = 0;
+      WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const bool valid = j * T + rank < bucket_slots;
         const bool m = valid && e[i][j].key == kb;
@@ -309,8 +321,6 @@ class cuckoo_ref {
   template <class Tile>
   WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
     if (kb == empty_) return status::invalid_key;
-    std::size_t b[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
     const bool first_fit = ordered();
     const std::uint64_t free_word = layout::pack(empty_, 0);
     const std::uint64_t mine = layout::pack(kb, vb);
@@ -320,25 +330,30 @@ class cuckoo_ref {
       value_bits seen = 0;
       bucket_look l[max_hash_functions];
       if (first_fit) {
-        for (unsigned i = 0; i < d_; ++i) {
-          look<false>(t, b + i, 1, kb, l);
+        for (unsigned i = 0; i < max_hash_functions; ++i) {
+          if (i == d_) break;
+          look<false>(t, kb, i, 1, l);
+          const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
           if (l[0].match != 0) {
-            present = true, seen = l[0].value;
-            at = static_cast<long>(b[i] * bucket_slots) + lowest_lane(l[0].match);
+            present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
             break;
           }
           if (l[0].empty != 0) {
-            at = static_cast<long>(b[i] * bucket_slots) + lowest_lane(l[0].empty);
+            at = base + lowest_lane(l[0].empty);
             break;
           }
         }
       } else {
-        look<false>(t, b, d_, kb, l);
-        for (unsigned i = 0; i < d_ && at < 0; ++i)
-          if (l[i].match != 0)
-            present = true, seen = l[i].value, at = static_cast<long>(b[i] * bucket_slots) + lowest_lane(l[i].match);
-        for (unsigned i = 0; i < d_ && at < 0; ++i)
-          if (l[i].empty != 0) at = static_cast<long>(b[i] * bucket_slots) + lowest_lane(l[i].empty);
+        look<false>(t, kb, 0, d_, l);
+        WARPKV_UNROLL
+        for (unsigned i = 0; i < max_hash_functions; ++i)
+          if (i < d_ && at < 0 && l[i].match != 0)
+            present = true, seen = l[i].value,
+            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].match);
+        WARPKV_UNROLL
+        for (unsigned i = 0; i < max_hash_functions; ++i)
+          if (i < d_ && at < 0 && l[i].empty != 0)
+            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].empty);
       }
       if (at < 0) return status::full;  // every candidate bucket full: the complete protocol evicts
       int r = 0;  // lane 0's outcome: 1 inserted, 2 found, 3 assigned, 0 lost the slot to another key
@@ -378,8 +393,11 @@ class cuckoo_ref {
   }
 
   WARPKV_HD std::size_t bucket_bits(key_bits kb, unsigned i) const {
-    return static_cast<std::size_t>(hash_bits(kb, seeds_[i])) & bucket_mask_;
+    return static_cast<std::size_t>(hash_bits(kb, seed_of(i))) & bucket_mask_;
   }
+  /// seeds_[i] by selects, not by a run-time index (which would copy the kernel's parameters to
+  /// local memory).
+  WARPKV_HD std::uint64_t seed_of(unsigned i) const { return i == 0 ? seeds_[0] : (i == 1 ? seeds_[1] : seeds_[2]); }
   WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
   WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
   /// Records that a slot is about to be emptied (erase, eviction move): the first-fit order is
