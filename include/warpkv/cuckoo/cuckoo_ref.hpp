@@ -400,8 +400,9 @@ class cuckoo_ref {
   WARPKV_HD std::uint64_t seed_of(unsigned i) const { return i == 0 ? seeds_[0] : (i == 1 ? seeds_[1] : seeds_[2]); }
   WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
   WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
-  /// Records that a slot is about to be emptied (erase, eviction move): the first-fit order is
-  /// gone until the table is rebuilt. Complete-protocol writers only (rule F in cuckoo.md).
+  /// Records that the first-fit order is gone until the table is rebuilt: before an erase empties
+  /// a slot, or when a slot an eviction chain freed stays free. Complete-protocol writers only
+  /// (rule F in cuckoo.md).
   WARPKV_HD void lose_order() const {
     atomic_ref<std::uint32_t> flag(locks_[buckets()]);
     if (flag.load(memory_order::relaxed) == 0) flag.store(1, memory_order::relaxed);
@@ -465,6 +466,8 @@ class cuckoo_ref {
     std::size_t u[max_hash_functions];
     for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
     const unsigned n = lock_order(b, d_, u);
+    constexpr std::size_t none = ~std::size_t{0};
+    std::size_t refill = none;  // a bucket whose slot the last eviction chain freed for this key
     for (unsigned attempt = 0;; ++attempt) {
       for (unsigned i = 0; i < n; ++i) lock(u[i]);
       writer_fence();
@@ -494,12 +497,16 @@ class cuckoo_ref {
           result = status::inserted;
         }
       }
+      // Rule F: the slot a chain freed must be full again (this key or another one took it);
+      // otherwise the moved keys sit behind a free slot and the table drops the first-fit order.
+      if (refill != none && free_slot(refill) >= 0) lose_order();
+      refill = none;
       for (unsigned i = n; i-- > 0;) unlock(u[i]);
       if (result != status::full) return result;
       if (attempt >= attempts_) return status::full;
       // Every candidate bucket was full: evict along a chain that starts at one of them, then
       // look again (a concurrent insert may take the room first: that costs an attempt).
-      make_room(b[attempt % d_], kb, attempt);
+      if (make_room(b[attempt % d_], kb, attempt)) refill = b[attempt % d_];
     }
   }
 
@@ -529,18 +536,26 @@ class cuckoo_ref {
       const unsigned s = static_cast<unsigned>(rng % bucket_slots);
       const key_bits victim = layout::load(slot_at(x, s), memory_order::relaxed).key;
       if (victim == empty_) continue;  // freed meanwhile: the next look finds it
-      // Another candidate bucket of the victim, from a random first choice.
+      // The victim's next candidate bucket after x, cyclically (BGHT's order): a victim moves from
+      // h_j to h_{j+1}, whose predecessors h_0..h_j are all full once x is refilled, so the move
+      // keeps rule F (from h_{d-1} it wraps to h_0, which has no predecessor).
+      unsigned at = 0;
+      while (at + 1 < d_ && bucket_bits(victim, at) != x) ++at;
       std::size_t y = x;
-      const unsigned first = static_cast<unsigned>((rng >> 32) % d_);
-      for (unsigned j = 0; j < d_ && y == x; ++j) y = bucket_bits(victim, (first + j) % d_);
+      for (unsigned j = 1; j < d_ && y == x; ++j) y = bucket_bits(victim, (at + j) % d_);
       if (y == x) continue;  // all of the victim's buckets are this one: pick another victim
       path[len++] = chain_step{x, s, victim};
       x = y;
     }
     if (!open) return false;
-    if (len > 0) lose_order();
-    for (unsigned i = len; i-- > 0;)
-      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;
+    for (unsigned i = len; i-- > 0;) {
+      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) {
+        // The moves already made freed path[i + 1]'s slot and nothing refills it: the key moved
+        // out of it sits behind a free slot (rule F no longer holds).
+        if (i + 1 < len) lose_order();
+        return false;
+      }
+    }
     return true;
   }
 
