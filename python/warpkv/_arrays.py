@@ -138,7 +138,20 @@ def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int, a
         raise TypeError(f"warpkv: argument '{arg}': cannot make an array of {dtype} from it ({e})") from None
     if device_framework is None:
         return a
-    return from_numpy(a, empty_on(device_framework, 0, dtype, device))
+    out = from_numpy(a, empty_on(device_framework, 0, dtype, device))
+    # the copy was queued on the current stream; a call given another stream must not read the
+    # array before it landed (lists are a convenience: they copy and wait)
+    synchronize_current(out)
+    return out
+
+
+def synchronize_current(like: Any) -> None:
+    """Waits for the current stream of like's framework (PyTorch, CuPy) on the device."""
+    fw = framework_of(like)
+    if fw == "torch" and like.device.type == "cuda":
+        _torch().cuda.current_stream(like.device).synchronize()
+    elif fw == "cupy":
+        _cupy().cuda.get_current_stream().synchronize()
 
 
 def length(x: Any, arg: str) -> int:
@@ -190,13 +203,47 @@ def stream_context(like: Any, stream: Any):
     fw = framework_of(like)
     if fw == "torch":
         torch = _torch()
-        s = stream if isinstance(stream, torch.cuda.Stream) else torch.cuda.ExternalStream(
-            stream_handle(stream), device=like.device)
+        s = stream if isinstance(stream, torch.cuda.Stream) else torch_stream(stream_handle(stream), like.device)
         return torch.cuda.stream(s)
     if fw == "cupy":
         cupy = _cupy()
-        return stream if isinstance(stream, cupy.cuda.Stream) else cupy.cuda.ExternalStream(stream_handle(stream))
+        return stream if isinstance(stream, cupy.cuda.Stream) else cupy_stream(stream_handle(stream))
     return contextlib.nullcontext()
+
+
+# The raw handles CUDA gives a meaning of their own (driver_types.h): 0, the default stream (the
+# legacy one unless a program is built with per-thread default streams), 1 (cudaStreamLegacy) and
+# 2 (cudaStreamPerThread).
+LEGACY_STREAM = 1
+
+
+def torch_stream(handle: int, device: Any = None) -> Any:
+    """The torch.cuda.Stream whose cuda_stream is `handle`.
+
+    Not torch.cuda.ExternalStream(0): torch reads a stream_ptr of 0 as "none given" and returns
+    a new stream from its pool (non-blocking), so work put "on handle 0" that way is not ordered
+    with the default stream at all. That made found masks and statuses be computed before the
+    find that writes them had run (issue 26's test_torch_streams). Handle 0 is the default stream
+    of torch when its handle is 0, else the legacy default stream by its explicit handle."""
+    torch = _torch()
+    cur = torch.cuda.current_stream(device)
+    if int(cur.cuda_stream) == handle:
+        return cur
+    default = torch.cuda.default_stream(device)
+    if int(default.cuda_stream) == handle:
+        return default
+    return torch.cuda.ExternalStream(handle if handle != 0 else LEGACY_STREAM, device=device)
+
+
+def cupy_stream(handle: int) -> Any:
+    """The cupy.cuda stream whose ptr is `handle` (the current one when it is; Stream.null for 0)."""
+    cupy = _cupy()
+    cur = cupy.cuda.get_current_stream()
+    if int(cur.ptr) == handle:
+        return cur
+    if handle == 0:
+        return cupy.cuda.Stream.null
+    return cupy.cuda.ExternalStream(handle)
 
 
 def count(n: Any, arg: str) -> int:
