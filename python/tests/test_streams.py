@@ -8,9 +8,10 @@ torch.cuda.ExternalStream(0), which PyTorch reads as "no pointer given" and answ
 stream of its pool. The found mask was then computed on that unrelated non-blocking stream while
 the find ran on the default one, and part of it read statuses not yet written.
 
-The invariant: inside stream_context(like, h), the framework's current stream IS h, for every
-kind of handle (0, cudaStreamLegacy = 1, cudaStreamPerThread = 2, any other pointer, stream
-objects); and no handle is ever turned into a new stream."""
+The invariant: inside stream_context(like, h), the framework's current stream IS the stream h,
+for every kind of handle (0 and cudaStreamLegacy = 1: the legacy default stream; 2:
+cudaStreamPerThread; any other pointer; stream objects); no handle is ever turned into a new
+stream, and one the framework cannot name is refused with a ValueError."""
 
 import contextlib
 import itertools
@@ -39,6 +40,8 @@ class _TorchStream:
 class _TorchExternalStream(_TorchStream):
     def __new__(cls, stream_ptr, device=None):
         # torch/csrc/cuda/Stream.cpp: `stream_ptr ? getStreamFromExternal(...) : getStreamFromPool(...)`
+        if stream_ptr % 2 == 1:  # seen on the GPU (PyTorch 2.11): odd ids are PyTorch's own streams
+            raise RuntimeError(f"invalid StreamId{stream_ptr}")
         s = object.__new__(_TorchStream if stream_ptr == 0 else cls)
         _TorchStream.__init__(s, None if stream_ptr == 0 else stream_ptr, device)
         return s
@@ -136,10 +139,13 @@ def cupy_fake(monkeypatch):
 
 
 def test_the_stand_in_has_pytorchs_external_stream_of_null():
-    """The trap itself, as PyTorch has it: ExternalStream(0) is a new stream, not the default."""
+    """The traps themselves, as PyTorch has them: ExternalStream(0) is a new stream, not the
+    default one; ExternalStream(1) (cudaStreamLegacy) is refused."""
     fake, _ = _fake_torch()
     assert fake.cuda.ExternalStream(0).cuda_stream != 0
     assert fake.cuda.ExternalStream(0x1234).cuda_stream == 0x1234
+    with pytest.raises(RuntimeError):
+        fake.cuda.ExternalStream(CUDA_STREAM_LEGACY)
 
 
 @pytest.mark.parametrize("handle", HANDLES)
@@ -148,8 +154,11 @@ def test_torch_int_handle_is_the_current_stream_inside_the_context(torch_fake, h
     like = FakeTensor()
     with _arrays.stream_context(like, handle):
         cur = state["current"]
-        # 0 may also be named by its explicit handle, cudaStreamLegacy (1): the same stream
-        assert cur.cuda_stream == handle or (handle == 0 and cur.cuda_stream in (0, CUDA_STREAM_LEGACY))
+        # 0 and cudaStreamLegacy (1) both name the legacy default stream: PyTorch's default one
+        if handle in (0, CUDA_STREAM_LEGACY):
+            assert cur is fake.cuda.default_stream()
+        else:
+            assert cur.cuda_stream == handle
     assert state["current"].cuda_stream == 0  # restored
 
 
@@ -169,13 +178,16 @@ def test_torch_handle_of_the_current_side_stream_stays_on_it(torch_fake):
         assert _arrays.stream_handle(None, FakeTensor()) == side.cuda_stream
 
 
-def test_torch_handle_0_under_per_thread_default_stream_builds(monkeypatch):
-    """A PyTorch whose default stream is per-thread (handle 2): 0 still means the legacy
-    default stream, named by its explicit handle, never a pool stream."""
+@pytest.mark.parametrize("handle", [0, CUDA_STREAM_LEGACY])
+def test_torch_legacy_stream_under_per_thread_default_stream_builds(monkeypatch, handle):
+    """A PyTorch whose default stream is per-thread (handle 2) has no object for the legacy
+    default stream: a clear error naming the argument, never a pool stream or a crash."""
     fake, state = _fake_torch(default_handle=2)
     monkeypatch.setattr(_arrays, "_torch", lambda: fake)
-    with _arrays.stream_context(FakeTensor(), 0):
-        assert state["current"].cuda_stream == CUDA_STREAM_LEGACY
+    with pytest.raises(ValueError, match="'stream'"):
+        _arrays.stream_context(FakeTensor(), handle)
+    with _arrays.stream_context(FakeTensor(), 2):  # its own default stream, by handle
+        assert state["current"] is fake.cuda.default_stream()
 
 
 @pytest.mark.parametrize("make", ["torch.Stream", "object with cuda_stream", "__cuda_stream__"])
@@ -197,7 +209,7 @@ def test_torch_stream_objects(torch_fake, make):
 def test_cupy_int_handle_is_the_current_stream_inside_the_context(cupy_fake, handle):
     fake, state = cupy_fake
     with _arrays.stream_context(FakeCupyArray(), handle):
-        assert state["current"].ptr == handle
+        assert state["current"].ptr == (0 if handle == CUDA_STREAM_LEGACY else handle)  # Stream.null for both
     assert state["current"] is fake.cuda.Stream.null
 
 

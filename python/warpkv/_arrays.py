@@ -5,6 +5,7 @@ of the caller's array type on the caller's device, and stream handles. The compi
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -212,19 +213,20 @@ def stream_context(like: Any, stream: Any):
 
 
 # The raw handles CUDA gives a meaning of their own (driver_types.h): 0, the default stream (the
-# legacy one unless a program is built with per-thread default streams), 1 (cudaStreamLegacy) and
-# 2 (cudaStreamPerThread).
-LEGACY_STREAM = 1
+# legacy one: the extension is not built with per-thread default streams), 1 (cudaStreamLegacy,
+# the same stream named explicitly) and 2 (cudaStreamPerThread).
+LEGACY_HANDLES = (0, 1)
 
 
 def torch_stream(handle: int, device: Any = None) -> Any:
-    """The torch.cuda.Stream whose cuda_stream is `handle`.
+    """The torch.cuda.Stream that is the CUDA stream `handle`.
 
-    Not torch.cuda.ExternalStream(0): torch reads a stream_ptr of 0 as "none given" and returns
-    a new stream from its pool (non-blocking), so work put "on handle 0" that way is not ordered
-    with the default stream at all. That made found masks and statuses be computed before the
-    find that writes them had run (issue 26's test_torch_streams). Handle 0 is the default stream
-    of torch when its handle is 0, else the legacy default stream by its explicit handle."""
+    Never torch.cuda.ExternalStream(0): PyTorch reads a stream_ptr of 0 as "none given" and
+    returns a new stream of its pool (non-blocking), so work put "on handle 0" that way is not
+    ordered with the default stream at all; that made found masks be computed before the find
+    that writes their statuses had run (issue 26's test_torch_streams). ExternalStream(1) is
+    refused by PyTorch (odd ids are its own streams'). Both name the legacy default stream, which
+    is PyTorch's default stream unless PyTorch was built with per-thread default streams."""
     torch = _torch()
     cur = torch.cuda.current_stream(device)
     if int(cur.cuda_stream) == handle:
@@ -232,18 +234,39 @@ def torch_stream(handle: int, device: Any = None) -> Any:
     default = torch.cuda.default_stream(device)
     if int(default.cuda_stream) == handle:
         return default
-    return torch.cuda.ExternalStream(handle if handle != 0 else LEGACY_STREAM, device=device)
+    if handle in LEGACY_HANDLES:
+        if int(default.cuda_stream) in LEGACY_HANDLES:
+            return default
+        raise ValueError(
+            f"warpkv: argument 'stream': handle {handle} is the legacy default stream, which this PyTorch "
+            "(per-thread default streams) cannot name; pass a torch.cuda.Stream")
+    return torch.cuda.ExternalStream(handle, device=device)
 
 
 def cupy_stream(handle: int) -> Any:
-    """The cupy.cuda stream whose ptr is `handle` (the current one when it is; Stream.null for 0)."""
+    """The cupy.cuda stream that is the CUDA stream `handle` (the current one when it is; Stream.null
+    for the legacy default stream)."""
     cupy = _cupy()
     cur = cupy.cuda.get_current_stream()
     if int(cur.ptr) == handle:
         return cur
-    if handle == 0:
+    if handle in LEGACY_HANDLES:
         return cupy.cuda.Stream.null
-    return cupy.cuda.ExternalStream(handle)
+    if hasattr(cupy.cuda, "ExternalStream"):
+        with warnings.catch_warnings():  # CuPy 14 deprecates it for Stream.from_external (a protocol object)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cupy.cuda.ExternalStream(handle)
+    return cupy.cuda.Stream.from_external(_StreamHandle(handle))
+
+
+class _StreamHandle:
+    """A raw handle under the CUDA stream protocol (__cuda_stream__ -> (version, handle))."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
 
 
 def count(n: Any, arg: str) -> int:
