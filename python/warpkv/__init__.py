@@ -450,7 +450,7 @@ class LinearMap(_Map):
 
 
 class CuckooMap(_Map):
-    """warpkv::cuckoo_map: bucketed cuckoo hashing (buckets of 4 slots, 2 or 3 hash functions,
+    """warpkv::cuckoo_map: bucketed cuckoo hashing (buckets of 8 slots filled first-fit, 2 or 3 hash functions,
     bounded eviction chains), lock-free finds. Refused key: the empty key (the dtype's largest
     value). Arguments as HopscotchMap's; hash_functions, max_chain and eviction_attempts are
     cuckoo_config's."""

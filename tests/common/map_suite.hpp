@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <unordered_map>
@@ -15,7 +16,11 @@
 
 #include "backend.hpp"
 #include "linearizability.hpp"
+#include "warpkv/core/batch.hpp"
+#include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/fault_injection.hpp"
 #include "warpkv/core/status.hpp"
 
@@ -429,9 +434,119 @@ TYPED_TEST_P(MapSuite, MixedBatchIntoTinyMapIsSizedUpFront) {
   }
 }
 
+// The stream-ordered API: the async forms give the results of the synchronous calls, queued in
+// order on a caller's stream (which is left ordered after the map's work: results are read
+// through that stream only), their counts arrive through synchronize() and size(), a call that
+// could pass the maximum load factor throws before anything runs (async calls never grow), and a
+// sentinel is reported by synchronize() under throw_on_invalid_key.
+TYPED_TEST_P(MapSuite, AsyncCallsMatchTheSynchronousOnes) {
+  using K = typename TestFixture::K;
+  using V = typename TestFixture::V;
+  WARPKV_TEST_EXECUTION(ex);
+  const std::size_t n = TestFixture::scaled(4000);
+  auto map = TestFixture::make(2 * n, ex);
+  if constexpr (!requires { map.synchronize(); }) {
+    GTEST_SKIP() << "this map has no async forms";
+  } else {
+    owned_stream caller(ex);  // the caller's own stream on cuda; the host backend has none
+    const execution& cx = caller.exec();
+    const stream_arg s = ex.where == backend::cuda ? stream_arg(cx.stream) : stream_arg{};
+    std::vector<K> keys(n);
+    std::vector<V> values(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<K>(i + 1), values[i] = make_value<V>(i);
+    auto k = buffer<K>::from_host(keys, cx);
+    auto v = buffer<V>::from_host(values, cx);
+    buffer<status> st1(n, cx), st2(n, cx), st3(n, cx);
+    buffer<V> got(n, cx);
+    buffer<bool> found(n, cx);
+    const std::size_t quarter = n / 4;
+    map.insert_async(k.data(), v.data(), n, st1.data(), s);
+    map.insert_async(k.data(), v.data(), n / 2, st2.data(), s);  // ordered after the first: all present
+    map.erase_async(k.data(), quarter, st3.data(), s);
+    map.find_async(k.data(), n, got.data(), nullptr, s);
+    map.contains_async(k.data(), n, found.data(), s);
+    // Read through the caller's stream only: these copies wait for nothing but that stream.
+    const auto a = st1.to_vector(), b = st2.to_vector(), c = st3.to_vector();
+    const auto g = got.to_vector();
+    std::unique_ptr<bool[]> f(new bool[n]);
+    found.copy_to_host(f.get(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i], status::inserted) << i;
+      if (i < n / 2) {
+        ASSERT_EQ(b[i], status::found) << i;
+      }
+      if (i < quarter) {
+        ASSERT_EQ(c[i], status::erased) << i;
+      }
+      ASSERT_EQ(static_cast<bool>(f[i]), i >= quarter) << i;
+      ASSERT_EQ(g[i], i >= quarter ? values[i] : V{}) << i;
+    }
+    const batch_summary sum = map.synchronize();
+    EXPECT_EQ(sum[status::inserted], n);
+    EXPECT_EQ(sum[status::found], n / 2);
+    EXPECT_EQ(sum[status::erased], quarter);
+    EXPECT_EQ(sum[status::full], 0u);
+    EXPECT_EQ(map.size(), n - quarter);
+    // A mixed async batch (re-insert the erased quarter, find the rest), then size() alone waits.
+    std::vector<op> ops(n);
+    for (std::size_t i = 0; i < n; ++i) ops[i] = i < quarter ? op::insert : op::find;
+    auto o = buffer<op>::from_host(ops, cx);
+    map.execute_async(o.data(), k.data(), v.data(), n, st1.data(), got.data(), s);
+    EXPECT_EQ(map.size(), n);
+    const auto e = st1.to_vector();
+    const auto eg = got.to_vector();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(e[i], i < quarter ? status::inserted : status::found) << i;
+      if (i >= quarter) {
+        ASSERT_EQ(eg[i], values[i]) << i;
+      }
+    }
+    // The synchronous forms take the caller's stream too.
+    map.erase(k.data(), quarter, st3.data(), s);
+    EXPECT_EQ(map.size(), n - quarter);
+    map.insert(k.data(), v.data(), quarter, st3.data(), s);
+    EXPECT_EQ(map.size(), n);
+    // No growth: a call that could pass the maximum load factor throws and runs nothing.
+    const std::size_t cap = map.capacity();
+    std::vector<K> more(cap);
+    std::vector<V> mv(cap);
+    for (std::size_t i = 0; i < cap; ++i) more[i] = make_key<K>(n + 1 + i), mv[i] = make_value<V>(i);
+    auto mk = buffer<K>::from_host(more, ex);
+    auto mvb = buffer<V>::from_host(mv, ex);
+    try {
+      map.insert_async(mk.data(), mvb.data(), cap, nullptr, s);
+      FAIL() << "expected warpkv::error(capacity)";
+    } catch (const warpkv::error& err) {
+      EXPECT_EQ(err.code(), errc::capacity);
+    }
+    EXPECT_EQ(map.capacity(), cap);
+    EXPECT_EQ(map.size(), n);
+    EXPECT_EQ(TestFixture::contents(map).size(), n);
+    EXPECT_EQ(map.validate(), "");
+    // A sentinel: the async call reports it in its statuses; synchronize() throws afterwards.
+    typename TypeParam::config_type cfg{};
+    cfg.throw_on_invalid_key = true;
+    TypeParam strict(64, cfg, ex);
+    const std::vector<K> bad{make_key<K>(1), strict.empty_key()};
+    const std::vector<V> bv{V{}, V{}};
+    auto bk = buffer<K>::from_host(bad, ex);
+    auto bvb = buffer<V>::from_host(bv, ex);
+    buffer<status> bst(2, ex);
+    strict.insert_async(bk.data(), bvb.data(), 2, bst.data());
+    try {
+      strict.synchronize();
+      FAIL() << "expected warpkv::error(invalid_key)";
+    } catch (const warpkv::error& err) {
+      EXPECT_EQ(err.code(), errc::invalid_key);
+    }
+    EXPECT_EQ(strict.size(), 1u);
+    EXPECT_EQ(bst.to_vector()[1], status::invalid_key);
+  }
+}
+
 REGISTER_TYPED_TEST_SUITE_P(MapSuite, MatchesSequentialModel, ConcurrentMixedBatchesAreLinearizable,
                             HighLoadFactorKeepsEveryKey, SentinelIsRejected, GrowsFromTinyCapacityWithoutLosingInserts,
                             LargeChurnBatchesStayConsistent, FailedAllocationLeavesTheMapAsItWas,
-                            MixedBatchIntoTinyMapIsSizedUpFront);
+                            MixedBatchIntoTinyMapIsSizedUpFront, AsyncCallsMatchTheSynchronousOnes);
 
 }  // namespace warpkv::testing

@@ -25,14 +25,15 @@ std::vector<std::uint32_t> keys_where(Pred pred, std::size_t count) {
 
 /// Inserts keys[i] -> keys[i] through the map's device ref in one batch (a ref never grows the
 /// table): the batch's counts and each key's status.
-template <class Map>
+/// P = pass::fast: the ref's fast insert instead (a ref with fast_bulk_inserts).
+template <detail::pass P = detail::pass::complete, class Map>
 std::pair<batch_summary, std::vector<status>> insert_through_ref(const Map& map, const std::vector<std::uint32_t>& keys,
                                                                   const execution& ex) {
   auto k = buffer<std::uint32_t>::from_host(keys, ex);
   buffer<status> st(keys.size(), ex);
   const auto summary = launch_batch<Map::tile_size>(
       ex, keys.size(),
-      detail::insert_op<typename Map::ref_type, std::uint32_t, std::uint32_t>{map.ref(), k.data(), k.data(), false},
+      detail::insert_op<typename Map::ref_type, std::uint32_t, std::uint32_t, P>{map.ref(), k.data(), k.data(), false},
       st.data());
   return {summary, st.to_vector()};
 }

@@ -102,7 +102,7 @@ TYPED_TEST(CuckooRaces, RacingWritersOnTheSameKeys) {
   race_on_hot_keys(map, 3, std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale())), 6);
 }
 
-// Inside the device ref nothing grows: a tiny table (16 buckets of 4) takes at most its 64 slots
+// Inside the device ref nothing grows: a tiny table (8 buckets of 8) takes at most its 64 slots
 // and reports the rest full, and exactly the keys reported inserted are there.
 TEST(CuckooRef, ReportsFullWhenChainsFail) {
   WARPKV_TEST_EXECUTION(ex);
@@ -150,6 +150,125 @@ TEST(CuckooRef, EvictionsReachHighLoadWithoutGrowth) {
     for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
     ASSERT_EQ(map.validate(), "");
   }
+}
+
+// The fast insert never evicts: in a tiny table it places keys first-fit until all of a key's
+// buckets are full and hands the rest back as full, changing nothing for them; the table keeps
+// the first-fit order (validate() checks it while the flag claims it).
+TEST(CuckooFast, HandsBackWhatItCannotPlaceWithoutEvicting) {
+  WARPKV_TEST_EXECUTION(ex);
+  cuckoo_config cfg;
+  cfg.max_load_factor = 1.0;
+  cuckoo32 map(64, cfg, ex);
+  ASSERT_EQ(map.capacity(), 64u);
+  const auto keys = iota_keys<std::uint32_t>(100);
+  const auto [summary, statuses] = insert_through_ref<detail::pass::fast>(map, keys, ex);
+  EXPECT_EQ(summary[status::inserted] + summary[status::full], keys.size());
+  EXPECT_GE(summary[status::full], 36u);
+  EXPECT_GT(summary[status::inserted], 20u);
+  expect_found_exactly_inserted(map, keys, statuses);
+  EXPECT_TRUE(map.ref().ordered());
+  // size() does not count writes through the ref, so validate() stops at its last check only.
+  EXPECT_EQ(map.validate().rfind("table holds", 0), 0u) << map.validate();
+}
+
+// Uniform insert and insert_or_assign batches in which every key comes twice (and resident keys
+// once more), into a table at 0.8 of its slots, filling it to 0.9: far enough that some keys need
+// the second (evicting) pass. Each key is stored once, exactly one of its inserts reports
+// inserted, every other op on it found / assigned, and the stored value is one of its values.
+TEST(CuckooFast, DuplicatesInOneBatchAreStoredOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const bool assign : {false, true}) {
+    cuckoo_config cfg;
+    cfg.max_load_factor = 1.0;
+    cuckoo32 map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    const std::size_t cap = map.capacity();
+    const std::size_t resident = static_cast<std::size_t>(0.8 * static_cast<double>(cap));
+    const std::size_t fresh = static_cast<std::size_t>(0.1 * static_cast<double>(cap)) / 2;
+    const auto keys = iota_keys<std::uint32_t>(resident + fresh);
+    std::vector<std::uint32_t> vals(resident);
+    for (std::size_t i = 0; i < resident; ++i) vals[i] = static_cast<std::uint32_t>(i * 8 + 7);
+    map.insert(std::span<const std::uint32_t>(keys).first(resident), vals);
+    ASSERT_EQ(map.validate(), "");
+    std::vector<std::uint32_t> k, v;
+    for (std::size_t i = resident; i < keys.size(); ++i)
+      for (std::uint32_t copy = 0; copy < 2; ++copy) k.push_back(keys[i]), v.push_back(static_cast<std::uint32_t>(i * 8 + copy));
+    for (std::size_t i = 0; i < fresh; ++i) k.push_back(keys[i]), v.push_back(static_cast<std::uint32_t>(i * 8 + 2));
+    std::mt19937_64 rng(assign ? 7 : 8);
+    std::vector<std::size_t> order(k.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::uint32_t> k2, v2;
+    for (std::size_t i : order) k2.push_back(k[i]), v2.push_back(v[i]);
+    const auto st = assign ? map.insert_or_assign(k2, v2) : map.insert(k2, v2);
+    ASSERT_EQ(map.capacity(), cap) << "the test wants the second pass, not growth";
+    std::unordered_map<std::uint32_t, int> inserted;
+    std::set<std::uint32_t> residents(keys.begin(), keys.begin() + static_cast<long>(resident));
+    for (std::size_t i = 0; i < st.size(); ++i) {
+      if (st[i] == status::inserted) ++inserted[k2[i]];
+      else ASSERT_EQ(st[i], assign ? status::assigned : status::found) << "key " << k2[i];
+    }
+    ASSERT_EQ(inserted.size(), fresh);
+    for (const auto& [key, n] : inserted) {
+      ASSERT_EQ(n, 1) << "key " << key;
+      ASSERT_EQ(residents.count(key), 0u);
+    }
+    ASSERT_EQ(map.size(), keys.size());
+    ASSERT_EQ(map.validate(), "");
+    std::vector<std::uint32_t> out;
+    const auto fs = map.find(keys, out);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(fs[i], status::found);
+      ASSERT_EQ(out[i] / 8, i);
+      if (i >= resident) {
+        ASSERT_LT(out[i] % 8, 2u);
+      } else if (i < fresh) {
+        ASSERT_EQ(out[i] % 8, assign ? 2u : 7u);
+      }
+    }
+  }
+}
+
+// The first-fit order is what lets a fast find stop at a bucket with a free slot. An erase
+// empties a slot and drops the order; from then on fast inserts and finds read every candidate
+// bucket: keys behind the emptied slots are still found, re-inserted keys are stored once, and
+// absent keys are not found.
+TEST(CuckooFast, EraseDropsTheFirstFitOrderAndNothingIsLostAfter) {
+  WARPKV_TEST_EXECUTION(ex);
+  cuckoo_config cfg;
+  cfg.max_load_factor = 1.0;
+  cuckoo32 map(std::max<std::size_t>(512, static_cast<std::size_t>(4096 * test_scale())), cfg, ex);
+  const std::size_t cap = map.capacity();
+  const auto keys = iota_keys<std::uint32_t>(static_cast<std::size_t>(0.8 * static_cast<double>(cap)));
+  for (auto s : map.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+  ASSERT_EQ(map.validate(), "");
+  std::vector<std::uint32_t> evens, odds;
+  for (std::size_t i = 0; i < keys.size(); ++i) (i % 2 == 0 ? evens : odds).push_back(keys[i]);
+  for (auto s : map.erase(evens)) ASSERT_EQ(s, status::erased);
+  EXPECT_FALSE(map.ref().ordered());
+  std::vector<std::uint32_t> out;
+  auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(fs[i], i % 2 == 0 ? status::not_found : status::found) << "key " << keys[i];
+    if (i % 2 == 1) {
+      ASSERT_EQ(out[i], keys[i]);
+    }
+  }
+  // Odd keys again (present: found) and the even ones (absent: inserted), one batch.
+  std::vector<std::uint32_t> again = odds;
+  again.insert(again.end(), evens.begin(), evens.end());
+  const auto st = map.insert(again, again);
+  for (std::size_t i = 0; i < again.size(); ++i) ASSERT_EQ(st[i], i < odds.size() ? status::found : status::inserted);
+  ASSERT_EQ(map.size(), keys.size());
+  ASSERT_EQ(map.validate(), "");
+  fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
+  const auto absent = iota_keys<std::uint32_t>(keys.size(), keys.size() + 1);  // make_key is one-to-one
+  for (auto s : map.find(absent, out)) ASSERT_EQ(s, status::not_found);
+  // A rebuild at a moderate load places every key first-fit again.
+  map.rehash(2 * map.capacity());
+  EXPECT_TRUE(map.ref().ordered());
+  ASSERT_EQ(map.validate(), "");
 }
 
 TEST(CuckooRef, BadConfigurationsAreRefused) {

@@ -103,8 +103,16 @@ void dispatch_map(const std::string& name, int key_bits, int value_bits, const s
   }
   if (w32 || w64) {
     if (name == "cuckoo") {
-      if (w32) return f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>();
-      return f.template operator()<warpkv::cuckoo_map<u64, u64, cuckoo_bench_tile>>();
+      if (!w32) return f.template operator()<warpkv::cuckoo_map<u64, u64, cuckoo_bench_tile>>();
+      // u32/u32 (the packed fast paths): a bucket of 8 slots read by 4 lanes (two slots each) or
+      // by 8 (one each), as --tile asks; other tiles fall back to 4.
+      bool ran = false;
+      for (const int tile : tiles) {
+        if (tile == 8) f.template operator()<warpkv::cuckoo_map<u32, u32, 8>>(), ran = true;
+        else if (tile == cuckoo_bench_tile) f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>(), ran = true;
+      }
+      if (!ran) f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>();
+      return;
     }
     if (name == "chained-pool") {
       if (w32) return f.template operator()<warpkv::chained_map<u32, u32, chained_alloc::pool, chained_bench_tile>>();
@@ -154,7 +162,7 @@ void describe_config(record& r, const warpkv::hopscotch_config& c) {
   r.set("neighborhood", c.neighborhood).set("hop_word_bytes", sizeof(std::uint64_t));
 }
 void describe_config(record& r, const warpkv::cuckoo_config& c) {
-  r.set("hash_functions", c.hash_functions).set("bucket_slots", 4).set("max_chain", c.max_chain);
+  r.set("hash_functions", c.hash_functions).set("bucket_slots", warpkv::cuckoo_ref<std::uint32_t, std::uint32_t>::bucket_slots).set("max_chain", c.max_chain);
   r.set("eviction_attempts", c.eviction_attempts);
 }
 void describe_config(record& r, const warpkv::chained_config& c) {

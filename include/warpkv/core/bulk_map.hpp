@@ -41,6 +41,21 @@
 //    failed in a table already sized for the batch) throws with the map consistent: the ops whose
 //    status is `full` did not run, all others did and are counted in size();
 //  - one map must not be used by two host threads at once.
+// Streams: every pointer overload takes an optional stream (`stream_arg`, a cudaStream_t; empty =
+// the map's own stream, execution::stream). The map's kernels always run on its own stream, where
+// its table, growth and scratch memory live, ordered after the work queued on the given stream,
+// and the given stream is left ordered after them (event waits, core/stream_order.hpp).
+// The `_async` forms (insert_async, insert_or_assign_async, erase_async, execute_async,
+// find_async, contains_async) never wait for the GPU:
+//  - they never grow the table: a call that could take the table past its maximum load factor
+//    (counting every op of it as an insert, and the inserts of async calls not yet synchronized)
+//    throws errc::capacity before anything runs; reserve() first;
+//  - their counts are gathered on the device: synchronize() (and every synchronous call, and
+//    size()) waits for them, adds them to size() and returns them; an op the table could not
+//    place (cuckoo: its eviction chains failed) gets status::full in `out` and in those counts
+//    and is not stored: nothing is lost silently;
+//  - throw_on_invalid_key is checked by synchronize(), not by the async call;
+//  - on the host backend they run at once, like the synchronous forms.
 // Pointers point to memory of the map's backend; the std::span overloads take host data.
 #include <algorithm>
 #include <cmath>
@@ -48,6 +63,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,6 +74,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/map_ops.hpp"
+#include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv::detail {
@@ -86,38 +103,94 @@ class bulk_map_base {
   static constexpr int tile_size = TileSize;
 
   // ---- bulk API over backend memory -------------------------------------------------
-  batch_summary insert(const key_type* keys, const mapped_type* values, std::size_t n, status* out = nullptr) {
+  batch_summary insert(const key_type* keys, const mapped_type* values, std::size_t n, status* out = nullptr,
+                       stream_arg stream = {}) {
+    detail::stream_join join(ex_, stream);
     return insert_batch(keys, values, n, out, false);
   }
   batch_summary insert_or_assign(const key_type* keys, const mapped_type* values, std::size_t n,
-                                 status* out = nullptr) {
+                                 status* out = nullptr, stream_arg stream = {}) {
+    detail::stream_join join(ex_, stream);
     return insert_batch(keys, values, n, out, true);
   }
   /// values_out[i] = value of keys[i], or mapped_type{} when absent. Stream-ordered (no wait) on cuda.
-  void find(const key_type* keys, std::size_t n, mapped_type* values_out, status* out = nullptr) {
+  void find(const key_type* keys, std::size_t n, mapped_type* values_out, status* out = nullptr,
+            stream_arg stream = {}) {
     check_inputs(n, keys, "keys");
+    detail::stream_join join(ex_, stream);
     run_readonly(n, out, find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr});
   }
-  void contains(const key_type* keys, std::size_t n, bool* found_out) {
+  void contains(const key_type* keys, std::size_t n, bool* found_out, stream_arg stream = {}) {
     check_inputs(n, keys, "keys");
     check_inputs(n, found_out, "found_out");
+    detail::stream_join join(ex_, stream);
     run_readonly(n, nullptr, find_op<Ref, key_type, mapped_type>{self().ref(), keys, nullptr, found_out});
   }
-  batch_summary erase(const key_type* keys, std::size_t n, status* out = nullptr) {
+  batch_summary erase(const key_type* keys, std::size_t n, status* out = nullptr, stream_arg stream = {}) {
     check_inputs(n, keys, "keys");
+    detail::stream_join join(ex_, stream);
+    settle();
     return run<batch_shape::op_per_tile>(n, out, [=](const Ref& r) { return erase_op<Ref, key_type>{r, keys}; });
   }
   /// A mixed batch; all operations run concurrently. values_out (may be null) receives
   /// find results; an op code outside warpkv::op gets status::invalid_key.
   batch_summary execute(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n, status* out,
-                        mapped_type* values_out = nullptr) {
+                        mapped_type* values_out = nullptr, stream_arg stream = {}) {
     check_inputs(n, ops, "ops");
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
+    detail::stream_join join(ex_, stream);
+    settle();
     presize_mixed(ops, keys, n);
     return run(n, out, [=](const Ref& r) {
       return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
     });
+  }
+
+  // ---- stream-ordered forms that never wait (see the header) ---------------------------------
+  void insert_async(const key_type* keys, const mapped_type* values, std::size_t n, status* out = nullptr,
+                    stream_arg stream = {}) {
+    insert_batch_async(keys, values, n, out, false, stream);
+  }
+  void insert_or_assign_async(const key_type* keys, const mapped_type* values, std::size_t n, status* out = nullptr,
+                              stream_arg stream = {}) {
+    insert_batch_async(keys, values, n, out, true, stream);
+  }
+  void erase_async(const key_type* keys, std::size_t n, status* out = nullptr, stream_arg stream = {}) {
+    check_inputs(n, keys, "keys");
+    run_async<batch_shape::op_per_tile>(n, 0, out, stream, [=](const Ref& r) { return erase_op<Ref, key_type>{r, keys}; });
+  }
+  void execute_async(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n, status* out,
+                     mapped_type* values_out = nullptr, stream_arg stream = {}) {
+    check_inputs(n, ops, "ops");
+    check_inputs(n, keys, "keys");
+    check_inputs(n, values, "values");
+    run_async<batch_shape::serve_loop>(n, n, out, stream, [=](const Ref& r) {
+      return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
+    });
+  }
+  void find_async(const key_type* keys, std::size_t n, mapped_type* values_out, status* out = nullptr,
+                  stream_arg stream = {}) {
+    check_inputs(n, keys, "keys");
+    detail::stream_join join(ex_, stream);
+    launch_uncounted<TileSize, find_op<Ref, key_type, mapped_type>, batch_shape::op_per_tile>(
+        ex_, n, find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, out);
+  }
+  void contains_async(const key_type* keys, std::size_t n, bool* found_out, stream_arg stream = {}) {
+    check_inputs(n, keys, "keys");
+    check_inputs(n, found_out, "found_out");
+    detail::stream_join join(ex_, stream);
+    launch_uncounted<TileSize, find_op<Ref, key_type, mapped_type>, batch_shape::op_per_tile>(
+        ex_, n, find_op<Ref, key_type, mapped_type>{self().ref(), keys, nullptr, found_out}, nullptr);
+  }
+  /// Waits for the map's async calls, adds their counts to size() (and keeps the load factor, as
+  /// a synchronous call does) and returns their counts since the last synchronization. Throws
+  /// errc::invalid_key afterwards when config.throw_on_invalid_key and an op held a sentinel.
+  batch_summary synchronize() {
+    const batch_summary s = settle();
+    warpkv::synchronize(ex_);
+    throw_if_invalid(s);
+    return s;
   }
 
   // ---- convenience overloads over host data ---------------------------------------------
@@ -154,9 +227,13 @@ class bulk_map_base {
   }
 
   // ---- whole-table operations -----------------------------------------------------------
-  [[nodiscard]] std::size_t size() const { return size_; }
+  /// Waits for the map's async calls first, if any.
+  [[nodiscard]] std::size_t size() const {
+    settle_counts();
+    return size_;
+  }
   [[nodiscard]] std::size_t capacity() const { return capacity_; }
-  [[nodiscard]] double load_factor() const { return static_cast<double>(size_) / static_cast<double>(capacity_); }
+  [[nodiscard]] double load_factor() const { return static_cast<double>(size()) / static_cast<double>(capacity_); }
   [[nodiscard]] const Config& config() const { return cfg_; }
   [[nodiscard]] const execution& exec() const { return ex_; }
   [[nodiscard]] key_type empty_key() const { return empty_; }
@@ -165,16 +242,21 @@ class bulk_map_base {
   [[nodiscard]] std::size_t rehash_count() const { return rehashes_; }
 
   void clear() {
+    settle();
     self().reset_table(false);
     size_ = 0;
   }
   /// Makes room for n keys without passing the maximum load factor.
   void reserve(std::size_t n) {
+    settle();
     const std::size_t need = capacity_for(n);
     if (need > capacity_) self().rehash_to(need);
   }
   /// Rebuilds the table with at least `capacity` slots (never fewer than the keys need).
-  void rehash(std::size_t capacity) { self().rehash_to(std::max(capacity_for(size_), round_capacity(capacity))); }
+  void rehash(std::size_t capacity) {
+    settle();
+    self().rehash_to(std::max(capacity_for(size_), round_capacity(capacity)));
+  }
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
   std::size_t retrieve_all(key_type* keys_out, mapped_type* values_out) const {
@@ -182,6 +264,7 @@ class bulk_map_base {
                                 values_out);
   }
   std::pair<std::vector<key_type>, std::vector<mapped_type>> retrieve_all() const {
+    settle_counts();
     buffer<key_type> k(std::max<std::size_t>(size_, 1), ex_);
     buffer<mapped_type> v(std::max<std::size_t>(size_, 1), ex_);
     const std::size_t n = self().retrieve_all(k.data(), v.data());
@@ -204,6 +287,8 @@ class bulk_map_base {
 
   // ---- default hooks ---------------------------------------------------------------------
   void prepare_inserts(std::size_t n) { reserve(size_ + n); }
+  /// Slots that may be occupied (an async call's room check): the keys; maps with tombstones add them.
+  std::size_t occupied_bound() const { return size_; }
   void on_batch(const batch_summary&) {}
   void maintain() {
     if (static_cast<double>(size_) > cfg_.max_load_factor * static_cast<double>(capacity_)) reserve(size_);
@@ -248,9 +333,16 @@ class bulk_map_base {
         if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
         seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
         allocate(capacity, seed);
-        const auto s = launch_batch<TileSize>(
-            ex_, old_slot_count, reinsert_op<Ref>{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)},
-            statuses.data(), counters());
+        // A ref with a fast insert places the entries lock-free first and only the ones it hands
+        // back (all candidate buckets full) with the complete protocol.
+        constexpr bool two_passes = has_fast_bulk_inserts<Ref>;
+        const reinsert_op<Ref> op{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_), two_passes};
+        auto s = launch_batch<TileSize>(ex_, old_slot_count, op, statuses.data(), counters());
+        if (two_passes && s[status::full] > 0) {
+          auto complete = op;
+          complete.fast = false;
+          s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters(), /*only_full=*/true);
+        }
         if (s[status::full] == 0) break;
         if (attempt % 2 == 1) capacity *= 2;
       }
@@ -281,7 +373,22 @@ class bulk_map_base {
   std::size_t rehashes_ = 0;
 
  private:
+  /// Device-side counts of the async calls since the last synchronization: `first` of every
+  /// first launch, `second` of the second passes (whose ops the first counted as full).
+  struct async_counts {
+    async_counts() = default;
+    explicit async_counts(const execution& ex) : first(ex), second(ex) {
+      first.zero();
+      second.zero();
+    }
+    [[nodiscard]] bool ready() const { return first.ready(); }
+    batch_counters first, second;
+  };
+
   batch_counters counters_;  // reused by every batch (made on first use)
+  mutable async_counts pending_;          // counts of async calls not yet synchronized
+  mutable bool async_pending_ = false;
+  mutable std::size_t pending_inserts_ = 0;  // ops of those calls that may insert
   batch_counters& counters() {
     if (!counters_.ready()) counters_ = batch_counters(ex_);
     return counters_;
@@ -299,10 +406,88 @@ class bulk_map_base {
                              bool or_assign) {
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
+    settle();
     self().prepare_inserts(n);
-    return run<batch_shape::op_per_tile>(
-        n, out, [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; });
+    const auto complete = [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
+    if constexpr (has_fast_bulk_inserts<Ref>)
+      return run<batch_shape::op_per_tile>(n, out, complete, [=](const Ref& r) {
+        return insert_op<Ref, key_type, mapped_type, pass::fast>{r, keys, values, or_assign};
+      });
+    else
+      return run<batch_shape::op_per_tile>(n, out, complete);
   }
+  void insert_batch_async(const key_type* keys, const mapped_type* values, std::size_t n, status* out, bool or_assign,
+                          stream_arg stream) {
+    check_inputs(n, keys, "keys");
+    check_inputs(n, values, "values");
+    const auto complete = [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
+    if constexpr (has_fast_bulk_inserts<Ref>)
+      run_async<batch_shape::op_per_tile>(n, n, out, stream, complete, [=](const Ref& r) {
+        return insert_op<Ref, key_type, mapped_type, pass::fast>{r, keys, values, or_assign};
+      });
+    else
+      run_async<batch_shape::op_per_tile>(n, n, out, stream, complete);
+  }
+
+  /// An async mutating batch: checks room (nothing runs when it throws), then queues the launch
+  /// (and the second pass of a fast first op) with counts gathered on the device.
+  template <batch_shape Shape, class MakeOp>
+  void run_async(std::size_t n, std::size_t may_insert, status* out, stream_arg stream, const MakeOp& make) {
+    run_async<Shape>(n, may_insert, out, stream, make, make);
+  }
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  void run_async(std::size_t n, std::size_t may_insert, status* out, stream_arg stream, const MakeOp& make,
+                 const MakeFirst& make_first) {
+    if (n == 0) return;
+    const double limit = cfg_.max_load_factor * static_cast<double>(capacity_);
+    if (static_cast<double>(self().occupied_bound() + pending_inserts_ + may_insert) > limit)
+      throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + ": an async call does not grow the table, and " +
+                                      std::to_string(may_insert) + " more inserts could pass its maximum load factor (" +
+                                      std::to_string(capacity_) + " slots, " + std::to_string(size_) + " keys, " +
+                                      std::to_string(pending_inserts_) + " inserts pending): reserve() room first");
+    if (!pending_.ready()) pending_ = async_counts(ex_);  // the first async call allocates them
+    detail::stream_join join(ex_, stream);
+    using op_t = decltype(make(self().ref()));
+    using first_t = decltype(make_first(self().ref()));
+    constexpr bool two_passes = !std::is_same_v<first_t, op_t>;
+    buffer<status> tmp;  // stream-ordered allocation and release
+    if (out == nullptr && (two_passes || Shape == batch_shape::serve_loop)) {
+      tmp = buffer<status>(n, ex_);
+      out = tmp.data();
+    }
+    pending_inserts_ += may_insert;
+    async_pending_ = true;
+    launch_uncounted<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, pending_.first.data());
+    if constexpr (two_passes)
+      launch_uncounted<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, pending_.second.data(), /*only_full=*/true);
+  }
+
+  /// Folds the async calls' counts into size() (waits for them); returns them.
+  batch_summary settle_counts() const {
+    if (!async_pending_) return {};
+    batch_summary s = pending_.first.read();
+    const batch_summary again = pending_.second.read();
+    std::uint64_t rerun = 0;
+    for (const auto c : again.count) rerun += c;
+    s.count[static_cast<int>(status::full)] -= rerun;
+    s += again;
+    pending_.first.zero();
+    pending_.second.zero();
+    async_pending_ = false;
+    pending_inserts_ = 0;
+    // size() is const: the counts belong to calls made through a non-const map, so the map is
+    // not a const object while any are pending.
+    const_cast<bulk_map_base*>(this)->account(s);
+    return s;
+  }
+  /// The same, then the map keeps its load factor as after a synchronous call.
+  batch_summary settle() {
+    if (!async_pending_) return {};
+    const batch_summary s = settle_counts();
+    self().maintain();
+    return s;
+  }
+
   std::vector<status> insert_host(std::span<const key_type> keys, std::span<const mapped_type> values, bool or_assign) {
     require(keys.size() == values.size(), "values", "must have as many elements as keys");
     auto k = buffer<key_type>::from_host(keys, ex_);
@@ -352,8 +537,15 @@ class bulk_map_base {
 
   /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
   /// Uniform batches (insert, erase) run one operation per tile; mixed ones the serve loop.
+  /// `make` builds the complete op; `make_first`, when given, a fast op for the first launch (a
+  /// hot kernel without rare paths, pass::fast): the ops it hands back as full are re-run with
+  /// the complete op in a second launch before anything grows.
   template <batch_shape Shape = batch_shape::serve_loop, class MakeOp>
   batch_summary run(std::size_t n, status* out, const MakeOp& make) {
+    return run<Shape>(n, out, make, make);
+  }
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     if (n == 0) return {};
     buffer<status> tmp;
     if (out == nullptr) {
@@ -361,9 +553,17 @@ class bulk_map_base {
       out = tmp.data();
     }
     using op_t = decltype(make(self().ref()));
-    batch_summary part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters());
+    using first_t = decltype(make_first(self().ref()));
+    batch_summary part = launch_batch<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, counters());
     batch_summary total = part;
     account(part);
+    if (!std::is_same_v<first_t, op_t> && part[status::full] > 0) {  // the slow pass of the same batch
+      const std::uint64_t deferred = part[status::full];
+      part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
+      total.count[static_cast<int>(status::full)] -= deferred;
+      total += part;
+      account(part);
+    }
     for (int round = 0; part[status::full] > 0; ++round) {
       if (round >= 64)
         throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " could not place " +

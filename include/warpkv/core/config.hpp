@@ -24,3 +24,11 @@
 #else
 #define WARPKV_FORCEINLINE inline __attribute__((always_inline))
 #endif
+
+// WARPKV_UNROLL: full unrolling of a loop with a constant trip count in device code (so arrays
+// indexed by its counter stay in registers); nothing in host code.
+#if WARPKV_DEVICE_PASS
+#define WARPKV_UNROLL _Pragma("unroll")
+#else
+#define WARPKV_UNROLL
+#endif

@@ -9,7 +9,17 @@
 
 namespace warpkv::detail {
 
-template <class Ref, class Key, class Value>
+/// Which protocol a bulk op runs. A ref that declares `static constexpr bool fast_bulk_inserts =
+/// true` offers insert_fast / insert_or_assign_fast for batches in which only inserts run: a hot
+/// kernel without the rare paths, which hands an op it cannot finish back as status::full; the
+/// bulk API then re-runs exactly those ops with the complete protocol in a second launch of the
+/// same batch (and only what that one reports full makes the table grow).
+enum class pass { fast, complete };
+
+template <class Ref>
+concept has_fast_bulk_inserts = requires { requires Ref::fast_bulk_inserts; };
+
+template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
   Ref ref;
   const Key* keys;
@@ -17,7 +27,10 @@ struct insert_op {
   bool or_assign;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
-    return or_assign ? ref.insert_or_assign(t, keys[i], values[i]) : ref.insert(t, keys[i], values[i]);
+    if constexpr (P == pass::fast)
+      return or_assign ? ref.insert_or_assign_fast(t, keys[i], values[i]) : ref.insert_fast(t, keys[i], values[i]);
+    else
+      return or_assign ? ref.insert_or_assign(t, keys[i], values[i]) : ref.insert(t, keys[i], values[i]);
   }
 };
 

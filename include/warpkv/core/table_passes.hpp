@@ -66,12 +66,16 @@ struct reinsert_op {
   const typename Ref::slot_type* old_slots;
   typename Ref::key_bits empty;
   typename Ref::key_bits erased;
+  bool fast;  // insert_fast (a ref with fast_bulk_inserts; full hands the entry to a second pass)
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const auto k = Ref::stored_key(old_slots[i]);
     if (k == empty || k == erased) return status::not_found;
-    return ref.insert(t, from_bits<typename Ref::key_type>(k),
-                      from_bits<typename Ref::mapped_type>(Ref::stored_value(old_slots[i])));
+    const auto key = from_bits<typename Ref::key_type>(k);
+    const auto value = from_bits<typename Ref::mapped_type>(Ref::stored_value(old_slots[i]));
+    if constexpr (requires { ref.insert_fast(t, key, value); })
+      if (fast) return ref.insert_fast(t, key, value);
+    return ref.insert(t, key, value);
   }
 };
 

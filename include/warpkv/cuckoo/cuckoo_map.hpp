@@ -1,13 +1,18 @@
 #pragma once
 // warpkv::cuckoo_map: a concurrent bucketed cuckoo hash map for the GPU (and host threads), in
-// the style of CUDPP's cuckoo hashing: d = 2 or 3 seeded Murmur3 hash functions, buckets of 4
-// slots (one 32-byte sector with 4-byte keys and values), eviction chains with a bound.
+// the shape of BGHT's bcht: d = 2 or 3 seeded Murmur3 hash functions, buckets of 8 slots (one
+// 64-byte line with 4-byte keys and values) filled first-fit, eviction chains with a bound.
 //
 // What it guarantees (argument and linearization points: docs/design/cuckoo.md):
 //  - Every operation of a batch runs concurrently with the others and is linearizable; a key is
 //    never stored twice. Finds take no lock (versioned buckets, retried when a writer changed
 //    one); writers lock the key's candidate buckets; an eviction moves one key at a time under
 //    the locks of its two buckets.
+//  - Uniform insert / insert_or_assign batches with 4-byte keys and values run a lock-free
+//    fast path first (one bucket read and one CAS per insert while the table keeps its
+//    first-fit order); the inserts whose candidate buckets are all full run the locked protocol
+//    with evictions in a second launch of the same batch. Find-only batches read with plain
+//    loads and, while the table keeps the first-fit order, stop at a bucket with a free slot.
 //  - No insert is lost: when no eviction chain within config.max_chain moves (config.
 //    eviction_attempts tries) frees a slot, the device ref reports status::full and the bulk
 //    API rehashes into a new table (new seeds; twice the room when loaded) and re-runs exactly
@@ -68,16 +73,24 @@ class cuckoo_map
   }
 
   /// Debug aid (copies the table to the host): every bucket unlocked, every key in one of its
-  /// candidate buckets, no key twice, size() keys. Returns the first violation or "". Call
-  /// between batches only.
+  /// candidate buckets, no key twice, size() keys, and while the table claims the first-fit
+  /// order (ref().ordered()) every key behind full slots only. Returns the first violation or "".
+  /// Call between batches only.
   [[nodiscard]] std::string validate() const {
     const auto slots = this->slots_.to_vector();
     const auto locks = locks_.to_vector();
     const ref_type r = ref();
     const auto empty = to_bits(this->empty_);
     std::vector<typename ref_type::key_bits> keys;
-    for (std::size_t b = 0; b < locks.size(); ++b)
+    const std::size_t nb = r.buckets();
+    for (std::size_t b = 0; b < nb; ++b)
       if ((locks[b] & 1u) != 0) return "bucket " + std::to_string(b) + " is still locked";
+    const bool ordered = locks[nb] == 0;
+    const auto full = [&](std::size_t b, unsigned upto) {
+      for (unsigned s = 0; s < upto; ++s)
+        if (ref_type::stored_key(slots[b * bucket_slots + s]) == empty) return false;
+      return true;
+    };
     for (std::size_t i = 0; i < slots.size(); ++i) {
       const auto kb = ref_type::stored_key(slots[i]);
       if (kb == empty) continue;
@@ -85,6 +98,12 @@ class cuckoo_map
       bool home = false;
       for (unsigned h = 0; h < r.hash_functions(); ++h) home = home || r.bucket(from_bits<Key>(kb), h) == b;
       if (!home) return "slot " + std::to_string(i) + " holds a key outside its candidate buckets";
+      if (ordered) {  // first fit: the key's earlier distinct buckets and the slots before it are full
+        bool ok = full(b, static_cast<unsigned>(i % bucket_slots));
+        for (unsigned h = 0; h < r.hash_functions() && r.bucket(from_bits<Key>(kb), h) != b; ++h)
+          ok = ok && full(r.bucket(from_bits<Key>(kb), h), bucket_slots);
+        if (!ok) return "slot " + std::to_string(i) + " breaks the first-fit order the table claims";
+      }
       keys.push_back(kb);
     }
     std::sort(keys.begin(), keys.end());
@@ -95,9 +114,10 @@ class cuckoo_map
   }
 
  private:
-  // hook of bulk_map_base: the version words live beside the slot array, one per bucket.
+  // hook of bulk_map_base: the version words live beside the slot array, one per bucket, then
+  // the order flag (0: first-fit order kept; set by erases and eviction moves).
   void reset_table(bool reallocate) {
-    if (reallocate) locks_ = buffer<std::uint32_t>(this->capacity_ / bucket_slots, this->ex_);
+    if (reallocate) locks_ = buffer<std::uint32_t>(ref_type::side_words(this->capacity_), this->ex_);
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);
     detail::fill_words<std::uint32_t>(this->ex_, locks_.data(), locks_.size(), 0u);
   }

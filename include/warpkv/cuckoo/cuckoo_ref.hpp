@@ -5,7 +5,12 @@
 //
 // Guarantees (argument and linearization points: docs/design/cuckoo.md):
 //  - every operation is linearizable; a key is stored at most once;
-//  - a key lives in one of its d (2 or 3) candidate buckets of bucket_slots slots each;
+//  - a key lives in one of its d (2 or 3) candidate buckets of bucket_slots (8) slots each;
+//  - writers place a key first-fit: into the first free slot of the first candidate bucket that
+//    has one (bucket order h_0, h_1, ...). Until a slot is emptied (an erase, or an eviction
+//    moving a key) every key therefore sits behind full slots only; a flag word after the
+//    version words records that the table lost this order (see `ordered()`), and the fast paths
+//    below use the order while it holds;
 //  - find/contains read the candidate buckets between two reads of the buckets' version words
 //    and retry when a writer changed one meanwhile (seqlock); with 4-byte keys and values a hit
 //    needs no validation; after optimistic_reads failed attempts a find reads under the
@@ -17,6 +22,11 @@
 //    moves found no room: the table holds the same keys and values as before for this key
 //    (moves do not change the abstract map). The bulk API then rehashes with a new seed (and
 //    more room when loaded) and retries; a device caller decides.
+//  - bulk fast paths (packed layout; the bulk API's uniform batches, or any user kernel in which
+//    only these run concurrently): insert_fast / insert_or_assign_fast take no lock (one bucket
+//    read and one 8-byte CAS in the common case) and hand an insert whose candidate buckets are
+//    all full back as status::full, which the bulk API re-runs with insert() (evictions) in a
+//    second launch; find_quiescent reads with plain loads a table nobody writes meanwhile.
 #include <cstddef>
 #include <cstdint>
 
@@ -39,14 +49,17 @@ class cuckoo_ref {
   using value_bits = storage_bits_t<sizeof(Value)>;
   using layout = detail::cuckoo_slot_layout<key_bits, value_bits>;
   using slot_type = typename layout::slot;
-  /// Slots per bucket: 4 (one 32-byte sector with 4-byte keys and values).
-  static constexpr unsigned bucket_slots = 4;
+  /// Slots per bucket: 8 (one 64-byte line with 4-byte keys and values, as BGHT's bcht8).
+  static constexpr unsigned bucket_slots = 8;
+  /// The bulk API runs uniform insert batches through insert_fast first (packed layout only).
+  static constexpr bool fast_bulk_inserts = layout::packed;
   /// Most candidate buckets per key, and the longest eviction chain a ref may be asked for.
   static constexpr unsigned max_hash_functions = 3;
   static constexpr unsigned max_chain_limit = 64;
 
   cuckoo_ref() = default;
-  /// `locks`: one version word per bucket (capacity / bucket_slots), even when unlocked.
+  /// `locks`: one version word per bucket (capacity / bucket_slots), even when unlocked, then one
+  /// more word: 0 while the table keeps the first-fit order (see ordered()).
   cuckoo_ref(slot_type* slots, std::uint32_t* locks, std::size_t capacity, unsigned hash_functions, Key empty_key,
              std::uint64_t seed, unsigned max_chain, unsigned eviction_attempts)
       : slots_(slots),
@@ -61,6 +74,13 @@ class cuckoo_ref {
 
   WARPKV_HD std::size_t capacity() const { return (bucket_mask_ + 1) * bucket_slots; }
   WARPKV_HD std::size_t buckets() const { return bucket_mask_ + 1; }
+  /// Side words the map allocates beside a table of `capacity` slots: versions and the order flag.
+  WARPKV_HD static std::size_t side_words(std::size_t capacity) { return capacity / bucket_slots + 1; }
+  /// Whether the table keeps the first-fit order: no slot has been emptied since it was built
+  /// (erases and eviction moves clear it). Read with a plain load: only complete-protocol
+  /// operations write the flag, and the bulk API never runs them beside the fast paths that read
+  /// it (separate launches on one stream).
+  WARPKV_HD bool ordered() const { return locks_[buckets()] == 0; }
   WARPKV_HD unsigned hash_functions() const { return d_; }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   /// Candidate bucket i (< hash_functions()) of key k.
@@ -96,6 +116,54 @@ class cuckoo_ref {
     return find(t, k, nullptr);
   }
 
+  // ---- bulk fast paths ------------------------------------------------------------------------
+
+  /// insert for a batch in which only inserts and insert_or_assigns run (no erase, no eviction):
+  /// inserted, found, invalid_key, or full when all of k's candidate buckets are full (then
+  /// nothing changed: run insert() for it). Lock-free; one read per bucket, one CAS.
+  template <class Tile>
+  WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
+    requires(layout::packed)
+  {
+    return upsert_fast(t, to_bits(k), to_bits(v), false);
+  }
+  /// insert_or_assign under the same conditions: inserted, assigned, invalid_key, or full.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
+    requires(layout::packed)
+  {
+    return upsert_fast(t, to_bits(k), to_bits(v), true);
+  }
+
+  /// find on a table that nothing writes while it runs (the bulk API's find-only batches): plain,
+  /// L1-cached loads, no version words. The first candidate bucket is read alone; while the table
+  /// keeps the first-fit order a bucket with a free slot ends the search (a key behind it would
+  /// sit behind a free slot), otherwise the remaining buckets are read together.
+  template <class Tile>
+  WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
+    const key_bits kb = to_bits(k);
+    if (kb == empty_) return status::invalid_key;
+    const bool first_fit = ordered();
+    bucket_look l[max_hash_functions];
+    look<true>(t, kb, 0, 1, l);
+    if (l[0].match != 0) return report_value(l[0].value, out);
+    if (first_fit) {
+      if (l[0].empty != 0) return status::not_found;
+      for (unsigned i = 1; i < max_hash_functions; ++i) {
+        if (i == d_) break;
+        look<true>(t, kb, i, 1, l);
+        if (l[0].match != 0) return report_value(l[0].value, out);
+        if (l[0].empty != 0) return status::not_found;
+      }
+      return status::not_found;
+    }
+    look<true>(t, kb, 1, d_ - 1, l);
+    WARPKV_UNROLL
+    for (unsigned i = 0; i + 1 < max_hash_functions; ++i)
+      if (i + 1 < d_ && l[i].match != 0) return report_value(l[i].value, out);
+    return status::not_found;
+  }
+
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   /// Every lane reads the d version words (acquire), then its share of the d buckets' slots, then
   /// (after an acquire fence) the version words again; a miss counts only when every lane saw
@@ -107,10 +175,11 @@ class cuckoo_ref {
     if (kb == empty_) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     std::size_t b[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
     if constexpr (layout::packed) {
-      // Fast path: one sector. Inserts prefer the first bucket on ties, so at moderate load most
-      // keys sit there, and a packed hit is its own proof.
+      // Fast path: one bucket. Inserts place keys first-fit, so most keys sit in their first
+      // bucket, and a packed hit is its own proof.
       bool hit = false;
       value_bits val = 0;
       for (unsigned s = rank; s < bucket_slots; s += T) {
@@ -122,10 +191,13 @@ class cuckoo_ref {
     }
     for (int attempt = 0;; ++attempt) {
       std::uint32_t v[max_hash_functions];
-      for (unsigned i = 0; i < d_; ++i) v[i] = lock_ref(b[i]).load(memory_order::acquire);
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i) v[i] = i < d_ ? lock_ref(b[i]).load(memory_order::acquire) : 0u;
       bool hit = false;
       value_bits val = 0;
-      for (unsigned i = 0; i < d_; ++i) {
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i) {
+        if (i >= d_) continue;
         for (unsigned s = rank; s < bucket_slots; s += T) {
           const auto e = layout::load(slot_at(b[i], s), memory_order::relaxed);
           if (e.key == kb) hit = true, val = e.value;
@@ -137,7 +209,9 @@ class cuckoo_ref {
       }
       atomic_thread_fence(memory_order::acquire);
       bool stable = true;
-      for (unsigned i = 0; i < d_; ++i) stable = stable && (v[i] & 1u) == 0 && lock_ref(b[i]).load(memory_order::relaxed) == v[i];
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i)
+        stable = stable && (i >= d_ || ((v[i] & 1u) == 0 && lock_ref(b[i]).load(memory_order::relaxed) == v[i]));
       if (t.all(stable)) {
         const std::uint32_t hits = t.ballot(hit);
         if (hits != 0) return report_hit(t, val, hits, out);
@@ -179,6 +253,138 @@ class cuckoo_ref {
     return report_hit(t, val, 1u, out);
   }
 
+  WARPKV_HD static status report_value(value_bits val, Value* out) {
+    if (out != nullptr) *out = from_bits<Value>(val);
+    return status::found;
+  }
+
+  /// What a tile saw in one bucket: bit s of `match` / `empty` says slot s held kb / was free;
+  /// `value`: the value beside kb (on every lane) when match != 0.
+  struct bucket_look {
+    std::uint32_t match;
+    std::uint32_t empty;
+    value_bits value;
+  };
+
+  /// Reads candidate buckets first .. first + n - 1 of kb (n <= d - first) with the tile: all
+  /// loads first (lane r reads slots r, r+T, ... of each bucket), then the collectives; out[i] is
+  /// bucket first + i. Plain: ordinary loads (a table nobody writes meanwhile); otherwise relaxed
+  /// atomic loads of whole slots. Loops run to constants so that everything stays in registers.
+  template <bool Plain, class Tile>
+  WARPKV_HD void look(const Tile& t, key_bits kb, unsigned first, unsigned n, bucket_look* out) const {
+    constexpr unsigned T = Tile::size();
+    constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
+    const unsigned rank = t.thread_rank();
+    typename layout::entry e[max_hash_functions][per_lane];
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i >= n) continue;
+      const std::size_t b = bucket_bits(kb, first + i);
+      WARPKV_UNROLL
+      for (unsigned j = 0; j < per_lane; ++j) {
+        const unsigned s = j * T + rank;
+        if (s >= bucket_slots) continue;
+        if constexpr (Plain) {
+          const slot_type c = slot_at(b, s);
+          e[i][j] = {layout::key_of(c), layout::value_of(c)};
+        } else {
+          e[i][j] = layout::load(slot_at(b, s), memory_order::relaxed);
+        }
+      }
+    }
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i >= n) continue;
+      std::uint32_t match = 0, empty = 0;
+      value_bits mine = 0;
+      WARPKV_UNROLL
+      for (unsigned j = 0; j < per_lane; ++j) {
+        const bool valid = j * T + rank < bucket_slots;
+        const bool m = valid && e[i][j].key == kb;
+        if (m) mine = e[i][j].value;
+        match |= (t.ballot(m) & lane_bits) << (j * T);
+        empty |= (t.ballot(valid && e[i][j].key == empty_) & lane_bits) << (j * T);
+      }
+      out[i].match = match;
+      out[i].empty = empty;
+      out[i].value = match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) % T) : value_bits{0};
+    }
+  }
+  /// The low bucket_slots bits of a ballot (a tile wider than a bucket has idle lanes).
+  static constexpr std::uint32_t lane_bits = (1u << bucket_slots) - 1u;
+
+  /// The fast insert / insert_or_assign (packed layout): finds kb, or else the first free slot in
+  /// first-fit order (bucket h_0's slots 0..7, then h_1's, ...), and claims it with one CAS from
+  /// the empty word. While the table keeps the first-fit order the buckets are read one at a
+  /// time and the first with kb or a free slot decides; otherwise all d are read first (a key
+  /// may sit behind a slot an erase emptied). A lost CAS starts over.
+  template <class Tile>
+  WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
+    if (kb == empty_) return status::invalid_key;
+    const bool first_fit = ordered();
+    const std::uint64_t free_word = layout::pack(empty_, 0);
+    const std::uint64_t mine = layout::pack(kb, vb);
+    for (;;) {
+      long at = -1;
+      bool present = false;
+      value_bits seen = 0;
+      bucket_look l[max_hash_functions];
+      if (first_fit) {
+        for (unsigned i = 0; i < max_hash_functions; ++i) {
+          if (i == d_) break;
+          look<false>(t, kb, i, 1, l);
+          const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
+          if (l[0].match != 0) {
+            present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
+            break;
+          }
+          if (l[0].empty != 0) {
+            at = base + lowest_lane(l[0].empty);
+            break;
+          }
+        }
+      } else {
+        look<false>(t, kb, 0, d_, l);
+        WARPKV_UNROLL
+        for (unsigned i = 0; i < max_hash_functions; ++i)
+          if (i < d_ && at < 0 && l[i].match != 0)
+            present = true, seen = l[i].value,
+            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].match);
+        WARPKV_UNROLL
+        for (unsigned i = 0; i < max_hash_functions; ++i)
+          if (i < d_ && at < 0 && l[i].empty != 0)
+            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].empty);
+      }
+      if (at < 0) return status::full;  // every candidate bucket full: the complete protocol evicts
+      int r = 0;  // lane 0's outcome: 1 inserted, 2 found, 3 assigned, 0 lost the slot to another key
+      if (t.thread_rank() == 0) {
+        atomic_ref<std::uint64_t> slot(slots_[at].pair);
+        std::uint64_t w = present ? layout::pack(kb, seen) : free_word;
+        if (!present) {
+          // Linearization point of an insert: this CAS (the slot goes from free to (k, v)).
+          if (slot.compare_exchange(w, mine, memory_order::relaxed)) r = 1;
+          else if (static_cast<key_bits>(w) == kb) present = true;  // k arrived here first
+        }
+        if (present) {
+          r = 2;
+          // The slot holds k for the rest of the batch (no erase or move runs beside the fast
+          // path): replace its value, retrying while other assigns change it. Linearization
+          // point: the successful CAS.
+          if (assign) {
+            while (!slot.compare_exchange(w, mine, memory_order::relaxed)) {
+            }
+            r = 3;
+          }
+        }
+      }
+      r = t.shfl(r, 0);
+      if (r == 1) return status::inserted;
+      if (r == 2) return status::found;
+      if (r == 3) return status::assigned;
+      // Another key took the free slot: look again (slots only fill while the fast path runs).
+    }
+  }
+
   template <class Tile>
   WARPKV_HD static status report_hit(const Tile& t, value_bits val, std::uint32_t hits, Value* out) {
     val = t.shfl(val, static_cast<unsigned>(lowest_lane(hits)));
@@ -187,10 +393,19 @@ class cuckoo_ref {
   }
 
   WARPKV_HD std::size_t bucket_bits(key_bits kb, unsigned i) const {
-    return static_cast<std::size_t>(hash_bits(kb, seeds_[i])) & bucket_mask_;
+    return static_cast<std::size_t>(hash_bits(kb, seed_of(i))) & bucket_mask_;
   }
+  /// seeds_[i] by selects, not by a run-time index (which would copy the kernel's parameters to
+  /// local memory).
+  WARPKV_HD std::uint64_t seed_of(unsigned i) const { return i == 0 ? seeds_[0] : (i == 1 ? seeds_[1] : seeds_[2]); }
   WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
   WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
+  /// Records that a slot is about to be emptied (erase, eviction move): the first-fit order is
+  /// gone until the table is rebuilt. Complete-protocol writers only (rule F in cuckoo.md).
+  WARPKV_HD void lose_order() const {
+    atomic_ref<std::uint32_t> flag(locks_[buckets()]);
+    if (flag.load(memory_order::relaxed) == 0) flag.store(1, memory_order::relaxed);
+  }
 
   // ---- writers: one lane (the tile's lane 0) runs them; the others wait for the status -----
 
@@ -243,11 +458,6 @@ class cuckoo_ref {
       if (layout::load(slot_at(b, s), memory_order::relaxed).key == empty_) return static_cast<long>(b * bucket_slots + s);
     return -1;
   }
-  WARPKV_HD unsigned free_count(std::size_t b) const {
-    unsigned n = 0;
-    for (unsigned s = 0; s < bucket_slots; ++s) n += layout::load(slot_at(b, s), memory_order::relaxed).key == empty_;
-    return n;
-  }
 
   /// One lane: the whole write under the key's bucket locks, with eviction when its buckets are full.
   WARPKV_HD status write_one(key_bits kb, value_bits vb, write_kind kind) const {
@@ -263,6 +473,7 @@ class cuckoo_ref {
       if (at >= 0) {
         // Linearization points (all under the key's locks, so no other write of kb interleaves):
         if (kind == write_kind::erase) {
+          lose_order();
           layout::store(slots_[at], empty_, 0, memory_order::relaxed);  // kb leaves the table
           result = status::erased;
         } else if (kind == write_kind::upsert) {
@@ -274,13 +485,10 @@ class cuckoo_ref {
       } else if (kind == write_kind::erase) {
         result = status::not_found;
       } else {
-        // The free slot of the emptiest candidate bucket (spreads keys; first bucket on ties).
+        // First fit: the first free slot of the first candidate bucket that has one (the order
+        // the fast paths rely on; rule F in cuckoo.md).
         long best = -1;
-        unsigned most = 0;
-        for (unsigned i = 0; i < d_; ++i) {
-          const unsigned f = free_count(b[i]);
-          if (f > most) most = f, best = free_slot(b[i]);
-        }
+        for (unsigned i = 0; i < d_ && best < 0; ++i) best = free_slot(b[i]);
         if (best >= 0) {
           layout::store(slots_[best], kb, vb, memory_order::relaxed);  // linearization point of the insert
           result = status::inserted;
@@ -330,6 +538,7 @@ class cuckoo_ref {
       x = y;
     }
     if (!open) return false;
+    if (len > 0) lose_order();
     for (unsigned i = len; i-- > 0;)
       if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;
     return true;

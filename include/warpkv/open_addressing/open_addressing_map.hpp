@@ -116,6 +116,7 @@ class open_addressing_map
     tombstones_ = s.tombstones;
   }
   void on_batch(const batch_summary& s) { tombstones_ += s[status::erased]; }
+  std::size_t occupied_bound() const { return this->size_ + tombstones_; }
   /// Before n inserts: room for the keys, and room beside the tombstones, else drop them first.
   void prepare_inserts(std::size_t n) {
     this->reserve(this->size_ + n);
