@@ -814,8 +814,14 @@ NB_MODULE(_ext, m) {
   m.doc() = "warpkv's compiled core (use the classes of the warpkv package, which wrap these)";
 #if WARPKV_HAS_CUDA
   m.attr("built_backend") = "cuda";
+#ifdef WARPKV_PY_CUDA_ARCHITECTURES
+  m.attr("cuda_architectures") = WARPKV_PY_CUDA_ARCHITECTURES;  // CMAKE_CUDA_ARCHITECTURES of the build
+#else
+  m.attr("cuda_architectures") = "";
+#endif
 #else
   m.attr("built_backend") = "host";
+  m.attr("cuda_architectures") = "";
 #endif
   m.def("cuda_available", &warpkv::cuda_available, "True when this build has CUDA and a device is visible.");
 

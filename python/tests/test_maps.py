@@ -352,3 +352,4 @@ def test_enums_and_errors():
     assert e.code == warpkv.ErrorCode.CAPACITY and e.message == "msg"
     info = warpkv.build_info()
     assert info["built_backend"] in ("host", "cuda")
+    assert (info["cuda_architectures"] != "") == (info["built_backend"] == "cuda")

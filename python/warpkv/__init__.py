@@ -42,9 +42,13 @@ def cuda_available() -> bool:
 
 
 def build_info() -> dict:
-    """What this installation built and what it will run on."""
+    """What this installation built and what it will run on: built_backend ("cuda" or "host"),
+    cuda_architectures (the CUDA build's CMAKE_CUDA_ARCHITECTURES, e.g. "90"; "" for a host
+    build), cuda_available (a GPU is visible to this build) and default_backend (where
+    backend="auto" runs)."""
     return {
         "built_backend": built_backend,
+        "cuda_architectures": getattr(_ext, "cuda_architectures", ""),
         "cuda_available": cuda_available(),
         "default_backend": "cuda" if cuda_available() else "host",
     }
@@ -446,7 +450,7 @@ class LinearMap(_Map):
 
 
 class CuckooMap(_Map):
-    """warpkv::cuckoo_map: bucketed cuckoo hashing (buckets of 4 slots, 2 or 3 hash functions,
+    """warpkv::cuckoo_map: bucketed cuckoo hashing (buckets of 8 slots filled first-fit, 2 or 3 hash functions,
     bounded eviction chains), lock-free finds. Refused key: the empty key (the dtype's largest
     value). Arguments as HopscotchMap's; hash_functions, max_chain and eviction_attempts are
     cuckoo_config's."""
@@ -532,20 +536,17 @@ class KVCache(_Placed):
         values = None if values is None else self._values(values)
         self._remember(keys)
         s = _arrays.stream_handle(stream, keys)
-        if not return_evicted:
-            with _arrays.stream_context(keys, stream):
-                st = self._empty(keys, n, "uint8")
-                if want_out and out is None:
-                    out = self._rows(keys, n)
-                self._core.run(ops, int(uniform), keys, values, out if want_out else None, st,
-                               self._expiry(expires_at), s)
-                found = st == _FOUND if want_found else None
-            return st, out, None, found
-        st = self._empty(keys, n, "uint8")
-        if want_out and out is None:
-            out = self._rows(keys, n)
-        idx, ks, vs = self._core.run_reporting(ops, int(uniform), keys, values, out if want_out else None, st,
-                                               self._expiry(expires_at), s)
+        expires_at = self._expiry(expires_at)
+        # results are allocated (and the mask computed) on the stream the call is ordered with
+        with _arrays.stream_context(keys, stream):
+            st = self._empty(keys, n, "uint8")
+            if want_out and out is None:
+                out = self._rows(keys, n)
+            if not return_evicted:
+                self._core.run(ops, int(uniform), keys, values, out if want_out else None, st, expires_at, s)
+                return st, out, None, (st == _FOUND if want_found else None)
+            idx, ks, vs = self._core.run_reporting(ops, int(uniform), keys, values, out if want_out else None, st,
+                                                   expires_at, s)
         ev = Evicted(
             _arrays.from_numpy(np.frombuffer(idx, dtype=np.uint64).astype(np.int64), keys),
             _arrays.from_numpy(np.frombuffer(ks, dtype=np.uint64).copy(), keys),
@@ -600,7 +601,8 @@ class KVCache(_Placed):
         n = _arrays.length(keys, "keys")
         ops = self._arr(ops, "uint8", "ops")
         if values is None:
-            values = self._zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
+            with _arrays.stream_context(keys, stream):  # zeroed on the stream the batch waits for
+                values = self._zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
         st, out, ev, _ = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
         return (st, out, ev) if return_evicted else (st, out)
 

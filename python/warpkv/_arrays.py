@@ -5,6 +5,7 @@ of the caller's array type on the caller's device, and stream handles. The compi
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -138,7 +139,20 @@ def as_array(x: Any, dtype: str, device_framework: Optional[str], device: int, a
         raise TypeError(f"warpkv: argument '{arg}': cannot make an array of {dtype} from it ({e})") from None
     if device_framework is None:
         return a
-    return from_numpy(a, empty_on(device_framework, 0, dtype, device))
+    out = from_numpy(a, empty_on(device_framework, 0, dtype, device))
+    # the copy was queued on the current stream; a call given another stream must not read the
+    # array before it landed (lists are a convenience: they copy and wait)
+    synchronize_current(out)
+    return out
+
+
+def synchronize_current(like: Any) -> None:
+    """Waits for the current stream of like's framework (PyTorch, CuPy) on the device."""
+    fw = framework_of(like)
+    if fw == "torch" and like.device.type == "cuda":
+        _torch().cuda.current_stream(like.device).synchronize()
+    elif fw == "cupy":
+        _cupy().cuda.get_current_stream().synchronize()
 
 
 def length(x: Any, arg: str) -> int:
@@ -190,13 +204,69 @@ def stream_context(like: Any, stream: Any):
     fw = framework_of(like)
     if fw == "torch":
         torch = _torch()
-        s = stream if isinstance(stream, torch.cuda.Stream) else torch.cuda.ExternalStream(
-            stream_handle(stream), device=like.device)
+        s = stream if isinstance(stream, torch.cuda.Stream) else torch_stream(stream_handle(stream), like.device)
         return torch.cuda.stream(s)
     if fw == "cupy":
         cupy = _cupy()
-        return stream if isinstance(stream, cupy.cuda.Stream) else cupy.cuda.ExternalStream(stream_handle(stream))
+        return stream if isinstance(stream, cupy.cuda.Stream) else cupy_stream(stream_handle(stream))
     return contextlib.nullcontext()
+
+
+# The raw handles CUDA gives a meaning of their own (driver_types.h): 0, the default stream (the
+# legacy one: the extension is not built with per-thread default streams), 1 (cudaStreamLegacy,
+# the same stream named explicitly) and 2 (cudaStreamPerThread).
+LEGACY_HANDLES = (0, 1)
+
+
+def torch_stream(handle: int, device: Any = None) -> Any:
+    """The torch.cuda.Stream that is the CUDA stream `handle`.
+
+    Never torch.cuda.ExternalStream(0): PyTorch reads a stream_ptr of 0 as "none given" and
+    returns a new stream of its pool (non-blocking), so work put "on handle 0" that way is not
+    ordered with the default stream at all; that made found masks be computed before the find
+    that writes their statuses had run (issue 26's test_torch_streams). ExternalStream(1) is
+    refused by PyTorch (odd ids are its own streams'). Both name the legacy default stream, which
+    is PyTorch's default stream unless PyTorch was built with per-thread default streams."""
+    torch = _torch()
+    cur = torch.cuda.current_stream(device)
+    if int(cur.cuda_stream) == handle:
+        return cur
+    default = torch.cuda.default_stream(device)
+    if int(default.cuda_stream) == handle:
+        return default
+    if handle in LEGACY_HANDLES:
+        if int(default.cuda_stream) in LEGACY_HANDLES:
+            return default
+        raise ValueError(
+            f"warpkv: argument 'stream': handle {handle} is the legacy default stream, which this PyTorch "
+            "(per-thread default streams) cannot name; pass a torch.cuda.Stream")
+    return torch.cuda.ExternalStream(handle, device=device)
+
+
+def cupy_stream(handle: int) -> Any:
+    """The cupy.cuda stream that is the CUDA stream `handle` (the current one when it is; Stream.null
+    for the legacy default stream)."""
+    cupy = _cupy()
+    cur = cupy.cuda.get_current_stream()
+    if int(cur.ptr) == handle:
+        return cur
+    if handle in LEGACY_HANDLES:
+        return cupy.cuda.Stream.null
+    if hasattr(cupy.cuda, "ExternalStream"):
+        with warnings.catch_warnings():  # CuPy 14 deprecates it for Stream.from_external (a protocol object)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return cupy.cuda.ExternalStream(handle)
+    return cupy.cuda.Stream.from_external(_StreamHandle(handle))
+
+
+class _StreamHandle:
+    """A raw handle under the CUDA stream protocol (__cuda_stream__ -> (version, handle))."""
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
 
 
 def count(n: Any, arg: str) -> int:
