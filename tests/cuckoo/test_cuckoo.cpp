@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -270,6 +271,34 @@ TEST(CuckooFast, EraseDropsTheFirstFitOrderAndNothingIsLostAfter) {
   EXPECT_TRUE(map.ref().ordered());
   ASSERT_EQ(map.validate(), "");
 }
+
+#if WARPKV_HAS_CUDA
+// Issue 23's register budget for the hot kernels of the default tile (8 lanes, u32 pairs): the
+// find-only kernel and the fast insert carry no rare path, so they stay at <= 48 registers with no
+// local memory at all (no spills, no stack: the eviction chain lives in the second pass's kernel).
+// Figures from nvcc 13.0 for sm_90 (docs/perf.md, session 10): find 32, fast insert 48, both 0 B.
+// A new toolkit that exceeds them needs a look at `-Xptxas -v`, not a looser bound.
+TEST(CuckooKernels, HotPathsKeepTheirRegisterBudget) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
+  using ref32 = cuckoo_ref<std::uint32_t, std::uint32_t>;
+  constexpr int T = cuckoo_map<std::uint32_t, std::uint32_t>::tile_size;
+  const auto attributes = [](auto kernel) {
+    cudaFuncAttributes a{};
+    EXPECT_EQ(cudaFuncGetAttributes(&a, kernel), cudaSuccess);
+    return a;
+  };
+  const auto find = attributes(detail::tile_kernel<T, detail::tile_op_body<T, detail::find_op<ref32, std::uint32_t, std::uint32_t>>>);
+  const auto insert = attributes(
+      detail::tile_kernel<T, detail::tile_op_body<T, detail::insert_op<ref32, std::uint32_t, std::uint32_t, detail::pass::fast>>>);
+  EXPECT_LE(find.numRegs, 48);
+  EXPECT_EQ(find.localSizeBytes, 0u);
+  EXPECT_LE(insert.numRegs, 48);
+  EXPECT_EQ(insert.localSizeBytes, 0u);
+  std::cout << "[ registers ] find " << find.numRegs << " (local " << find.localSizeBytes << " B), fast insert "
+            << insert.numRegs << " (local " << insert.localSizeBytes << " B)\n";
+}
+#endif
 
 TEST(CuckooRef, BadConfigurationsAreRefused) {
   WARPKV_TEST_EXECUTION(ex);
