@@ -9,10 +9,11 @@
 //    one); writers lock the key's candidate buckets; an eviction moves one key at a time under
 //    the locks of its two buckets.
 //  - Uniform insert / insert_or_assign batches with 4-byte keys and values run a lock-free
-//    fast path first (one bucket read and one CAS per insert while the table keeps its
-//    first-fit order); the inserts whose candidate buckets are all full run the locked protocol
+//    fast path first (one bucket read and one CAS per insert while the key's first bucket has
+//    a fresh slot); the inserts whose candidate buckets are all full run the locked protocol
 //    with evictions in a second launch of the same batch. Find-only batches read with plain
-//    loads and, while the table keeps the first-fit order, stop at a bucket with a free slot.
+//    loads and stop at a bucket with a fresh (never used) slot: keys are placed first-fit and
+//    an emptied slot becomes a hole, never fresh again, so no key sits behind a fresh slot.
 //  - No insert is lost: when no eviction chain within config.max_chain moves (config.
 //    eviction_attempts tries) frees a slot, the device ref reports status::full and the bulk
 //    API rehashes into a new table (new seeds; twice the room when loaded) and re-runs exactly
@@ -75,8 +76,8 @@ class cuckoo_map
   }
 
   /// Debug aid (copies the table to the host): every bucket unlocked, every key in one of its
-  /// candidate buckets, no key twice, size() keys, and while the table claims the first-fit
-  /// order (ref().ordered()) every key behind full slots only. Returns the first violation or "".
+  /// candidate buckets, no key twice, size() keys, and rule F: no fresh (never used) slot before
+  /// any key in its order of positions. Returns the first violation or "".
   /// Call between batches only.
   [[nodiscard]] std::string validate() const {
     const auto slots = this->slots_.to_vector();
@@ -87,10 +88,11 @@ class cuckoo_map
     const std::size_t nb = r.buckets();
     for (std::size_t b = 0; b < nb; ++b)
       if ((locks[b] & 1u) != 0) return "bucket " + std::to_string(b) + " is still locked";
-    const bool ordered = locks[nb] == 0;
-    const auto full = [&](std::size_t b, unsigned upto) {
-      for (unsigned s = 0; s < upto; ++s)
-        if (ref_type::stored_key(slots[b * bucket_slots + s]) == empty) return false;
+    const auto no_fresh = [&](std::size_t b, unsigned upto) {  // slots [0, upto) of b: full or holes
+      for (unsigned s = 0; s < upto; ++s) {
+        const auto& slot = slots[b * bucket_slots + s];
+        if (ref_type::stored_key(slot) == empty && ref_type::stored_value(slot) == 0) return false;
+      }
       return true;
     };
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -100,12 +102,10 @@ class cuckoo_map
       bool home = false;
       for (unsigned h = 0; h < r.hash_functions(); ++h) home = home || r.bucket(from_bits<Key>(kb), h) == b;
       if (!home) return "slot " + std::to_string(i) + " holds a key outside its candidate buckets";
-      if (ordered) {  // first fit: the key's earlier distinct buckets and the slots before it are full
-        bool ok = full(b, static_cast<unsigned>(i % bucket_slots));
-        for (unsigned h = 0; h < r.hash_functions() && r.bucket(from_bits<Key>(kb), h) != b; ++h)
-          ok = ok && full(r.bucket(from_bits<Key>(kb), h), bucket_slots);
-        if (!ok) return "slot " + std::to_string(i) + " breaks the first-fit order the table claims";
-      }
+      bool ok = no_fresh(b, static_cast<unsigned>(i % bucket_slots));  // rule F
+      for (unsigned h = 0; h < r.hash_functions() && r.bucket(from_bits<Key>(kb), h) != b; ++h)
+        ok = ok && no_fresh(r.bucket(from_bits<Key>(kb), h), bucket_slots);
+      if (!ok) return "slot " + std::to_string(i) + " holds a key behind a fresh slot (rule F)";
       keys.push_back(kb);
     }
     std::sort(keys.begin(), keys.end());
@@ -116,8 +116,7 @@ class cuckoo_map
   }
 
  private:
-  // hook of bulk_map_base: the version words live beside the slot array, one per bucket, then
-  // the order flag (0: first-fit order kept; set by erases and eviction moves).
+  // hook of bulk_map_base: the version words live beside the slot array, one per bucket.
   void reset_table(bool reallocate) {
     if (reallocate) locks_ = buffer<std::uint32_t>(ref_type::side_words(this->capacity_), this->ex_);
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);

@@ -7,10 +7,9 @@
 //  - every operation is linearizable; a key is stored at most once;
 //  - a key lives in one of its d (2 or 3) candidate buckets of bucket_slots (8) slots each;
 //  - writers place a key first-fit: into the first free slot of the first candidate bucket that
-//    has one (bucket order h_0, h_1, ...). Until a slot is emptied (an erase, or an eviction
-//    moving a key) every key therefore sits behind full slots only; a flag word after the
-//    version words records that the table lost this order (see `ordered()`), and the fast paths
-//    below use the order while it holds;
+//    has one (bucket order h_0, h_1, ...). A slot that has held a key and was emptied (erase,
+//    eviction move) is a *hole* (the empty key with value 1), never again a *fresh* slot (value
+//    0), so every key sits behind full slots and holes only, and a fresh slot ends a search;
 //  - find/contains read the candidate buckets between two reads of the buckets' version words
 //    and retry when a writer changed one meanwhile (seqlock); with 4-byte keys and values a hit
 //    needs no validation; after optimistic_reads failed attempts a find reads under the
@@ -26,7 +25,8 @@
 //    only these run concurrently): insert_fast / insert_or_assign_fast take no lock (one bucket
 //    read and one 8-byte CAS in the common case) and hand an insert whose candidate buckets are
 //    all full back as status::full, which the bulk API re-runs with insert() (evictions) in a
-//    second launch; find_quiescent reads with plain loads a table nobody writes meanwhile.
+//    second launch; find_quiescent reads with plain loads a table nobody writes meanwhile;
+//    both stop at a bucket with a fresh slot.
 #include <cstddef>
 #include <cstdint>
 
@@ -58,8 +58,7 @@ class cuckoo_ref {
   static constexpr unsigned max_chain_limit = 64;
 
   cuckoo_ref() = default;
-  /// `locks`: one version word per bucket (capacity / bucket_slots), even when unlocked, then one
-  /// more word: 0 while the table keeps the first-fit order (see ordered()).
+  /// `locks`: one version word per bucket (capacity / bucket_slots), even when unlocked.
   cuckoo_ref(slot_type* slots, std::uint32_t* locks, std::size_t capacity, unsigned hash_functions, Key empty_key,
              std::uint64_t seed, unsigned max_chain, unsigned eviction_attempts)
       : slots_(slots),
@@ -74,13 +73,8 @@ class cuckoo_ref {
 
   WARPKV_HD std::size_t capacity() const { return (bucket_mask_ + 1) * bucket_slots; }
   WARPKV_HD std::size_t buckets() const { return bucket_mask_ + 1; }
-  /// Side words the map allocates beside a table of `capacity` slots: versions and the order flag.
-  WARPKV_HD static std::size_t side_words(std::size_t capacity) { return capacity / bucket_slots + 1; }
-  /// Whether the table keeps the first-fit order: no slot has been emptied since it was built
-  /// (erases and eviction moves clear it). Read with a plain load: only complete-protocol
-  /// operations write the flag, and the bulk API never runs them beside the fast paths that read
-  /// it (separate launches on one stream).
-  WARPKV_HD bool ordered() const { return locks_[buckets()] == 0; }
+  /// Side words the map allocates beside a table of `capacity` slots: the bucket versions.
+  WARPKV_HD static std::size_t side_words(std::size_t capacity) { return capacity / bucket_slots; }
   WARPKV_HD unsigned hash_functions() const { return d_; }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   /// Candidate bucket i (< hash_functions()) of key k.
@@ -136,31 +130,19 @@ class cuckoo_ref {
   }
 
   /// find on a table that nothing writes while it runs (the bulk API's find-only batches): plain,
-  /// L1-cached loads, no version words. The first candidate bucket is read alone; while the table
-  /// keeps the first-fit order a bucket with a free slot ends the search (a key behind it would
-  /// sit behind a free slot), otherwise the remaining buckets are read together.
+  /// L1-cached loads, no version words. Reads k's buckets in order and stops at k or at a bucket
+  /// with a fresh (never used) slot: by rule F no key sits behind one.
   template <class Tile>
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_) return status::invalid_key;
-    const bool first_fit = ordered();
     bucket_look l[max_hash_functions];
-    look<true>(t, kb, 0, 1, l);
-    if (l[0].match != 0) return report_value(l[0].value, out);
-    if (first_fit) {
-      if (l[0].empty != 0) return status::not_found;
-      for (unsigned i = 1; i < max_hash_functions; ++i) {
-        if (i == d_) break;
-        look<true>(t, kb, i, 1, l);
-        if (l[0].match != 0) return report_value(l[0].value, out);
-        if (l[0].empty != 0) return status::not_found;
-      }
-      return status::not_found;
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i == d_) break;
+      look<true>(t, kb, i, 1, l);
+      if (l[0].match != 0) return report_value(l[0].value, out);
+      if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
     }
-    look<true>(t, kb, 1, d_ - 1, l);
-    WARPKV_UNROLL
-    for (unsigned i = 0; i + 1 < max_hash_functions; ++i)
-      if (i + 1 < d_ && l[i].match != 0) return report_value(l[i].value, out);
     return status::not_found;
   }
 
@@ -258,11 +240,13 @@ class cuckoo_ref {
     return status::found;
   }
 
-  /// What a tile saw in one bucket: bit s of `match` / `empty` says slot s held kb / was free;
-  /// `value`: the value beside kb (on every lane) when match != 0.
+  /// What a tile saw in one bucket: bit s of `match` / `empty` / `fresh` says slot s held kb /
+  /// was free (fresh or a hole) / was fresh; `value`: the value beside kb (on every lane) when
+  /// match != 0.
   struct bucket_look {
     std::uint32_t match;
     std::uint32_t empty;
+    std::uint32_t fresh;
     value_bits value;
   };
 
@@ -295,71 +279,60 @@ class cuckoo_ref {
     WARPKV_UNROLL
     for (unsigned i = 0; i < max_hash_functions; ++i) {
       if (i >= n) continue;
-      std::uint32_t match = 0, empty = 0;
+      std::uint32_t match = 0, empty = 0, fresh = 0;
       value_bits mine = 0;
       WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const bool valid = j * T + rank < bucket_slots;
         const bool m = valid && e[i][j].key == kb;
+        const bool f = valid && e[i][j].key == empty_;
         if (m) mine = e[i][j].value;
         match |= (t.ballot(m) & lane_bits) << (j * T);
-        empty |= (t.ballot(valid && e[i][j].key == empty_) & lane_bits) << (j * T);
+        empty |= (t.ballot(f) & lane_bits) << (j * T);
+        fresh |= (t.ballot(f && e[i][j].value == value_bits{0}) & lane_bits) << (j * T);
       }
       out[i].match = match;
       out[i].empty = empty;
+      out[i].fresh = fresh;
       out[i].value = match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) % T) : value_bits{0};
     }
   }
   /// The low bucket_slots bits of a ballot (a tile wider than a bucket has idle lanes).
   static constexpr std::uint32_t lane_bits = (1u << bucket_slots) - 1u;
 
-  /// The fast insert / insert_or_assign (packed layout): finds kb, or else the first free slot in
-  /// first-fit order (bucket h_0's slots 0..7, then h_1's, ...), and claims it with one CAS from
-  /// the empty word. While the table keeps the first-fit order the buckets are read one at a
-  /// time and the first with kb or a free slot decides; otherwise all d are read first (a key
-  /// may sit behind a slot an erase emptied). A lost CAS starts over.
+  /// The fast insert / insert_or_assign (packed layout): walks kb's buckets in order until it
+  /// finds kb or a bucket with a fresh slot (rule F: kb cannot sit further on), and claims the
+  /// first free slot it saw (a hole or a fresh slot) with one CAS from the word it read. A lost
+  /// CAS starts over.
   template <class Tile>
   WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
     if (kb == empty_) return status::invalid_key;
-    const bool first_fit = ordered();
-    const std::uint64_t free_word = layout::pack(empty_, 0);
     const std::uint64_t mine = layout::pack(kb, vb);
     for (;;) {
-      long at = -1;
+      long at = -1;  // kb's slot when present, else the first free slot
       bool present = false;
-      value_bits seen = 0;
+      value_bits seen = 0;  // kb's value when present; else the free slot's value (0 fresh, 1 hole)
       bucket_look l[max_hash_functions];
-      if (first_fit) {
-        for (unsigned i = 0; i < max_hash_functions; ++i) {
-          if (i == d_) break;
-          look<false>(t, kb, i, 1, l);
-          const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
-          if (l[0].match != 0) {
-            present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
-            break;
-          }
-          if (l[0].empty != 0) {
-            at = base + lowest_lane(l[0].empty);
-            break;
-          }
+      for (unsigned i = 0; i < max_hash_functions; ++i) {
+        if (i == d_) break;
+        look<false>(t, kb, i, 1, l);
+        const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
+        if (l[0].match != 0) {
+          present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
+          break;
         }
-      } else {
-        look<false>(t, kb, 0, d_, l);
-        WARPKV_UNROLL
-        for (unsigned i = 0; i < max_hash_functions; ++i)
-          if (i < d_ && at < 0 && l[i].match != 0)
-            present = true, seen = l[i].value,
-            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].match);
-        WARPKV_UNROLL
-        for (unsigned i = 0; i < max_hash_functions; ++i)
-          if (i < d_ && at < 0 && l[i].empty != 0)
-            at = static_cast<long>(bucket_bits(kb, i) * bucket_slots) + lowest_lane(l[i].empty);
+        if (at < 0 && l[0].empty != 0) {
+          const int s = lowest_lane(l[0].empty);
+          at = base + s;
+          seen = ((l[0].fresh >> s) & 1u) != 0 ? 0u : hole_value;
+        }
+        if (l[0].fresh != 0) break;
       }
       if (at < 0) return status::full;  // every candidate bucket full: the complete protocol evicts
       int r = 0;  // lane 0's outcome: 1 inserted, 2 found, 3 assigned, 0 lost the slot to another key
       if (t.thread_rank() == 0) {
         atomic_ref<std::uint64_t> slot(slots_[at].pair);
-        std::uint64_t w = present ? layout::pack(kb, seen) : free_word;
+        std::uint64_t w = layout::pack(present ? kb : empty_, seen);
         if (!present) {
           // Linearization point of an insert: this CAS (the slot goes from free to (k, v)).
           if (slot.compare_exchange(w, mine, memory_order::relaxed)) r = 1;
@@ -400,13 +373,9 @@ class cuckoo_ref {
   WARPKV_HD std::uint64_t seed_of(unsigned i) const { return i == 0 ? seeds_[0] : (i == 1 ? seeds_[1] : seeds_[2]); }
   WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
   WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
-  /// Records that the first-fit order is gone until the table is rebuilt: before an erase empties
-  /// a slot, or when a slot an eviction chain freed stays free. Complete-protocol writers only
-  /// (rule F in cuckoo.md).
-  WARPKV_HD void lose_order() const {
-    atomic_ref<std::uint32_t> flag(locks_[buckets()]);
-    if (flag.load(memory_order::relaxed) == 0) flag.store(1, memory_order::relaxed);
-  }
+  /// The value a free slot gets when a key leaves it (erase, eviction move): a hole. Fresh slots
+  /// (never used since the table was built) hold value 0.
+  static constexpr value_bits hole_value = 1;
 
   // ---- writers: one lane (the tile's lane 0) runs them; the others wait for the status -----
 
@@ -466,8 +435,6 @@ class cuckoo_ref {
     std::size_t u[max_hash_functions];
     for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
     const unsigned n = lock_order(b, d_, u);
-    constexpr std::size_t none = ~std::size_t{0};
-    std::size_t refill = none;  // a bucket whose slot the last eviction chain freed for this key
     for (unsigned attempt = 0;; ++attempt) {
       for (unsigned i = 0; i < n; ++i) lock(u[i]);
       writer_fence();
@@ -476,8 +443,7 @@ class cuckoo_ref {
       if (at >= 0) {
         // Linearization points (all under the key's locks, so no other write of kb interleaves):
         if (kind == write_kind::erase) {
-          lose_order();
-          layout::store(slots_[at], empty_, 0, memory_order::relaxed);  // kb leaves the table
+          layout::store(slots_[at], empty_, hole_value, memory_order::relaxed);  // kb leaves the table
           result = status::erased;
         } else if (kind == write_kind::upsert) {
           layout::store_value(slots_[at], kb, vb, memory_order::relaxed);  // the new value is kb's
@@ -497,16 +463,12 @@ class cuckoo_ref {
           result = status::inserted;
         }
       }
-      // Rule F: the slot a chain freed must be full again (this key or another one took it);
-      // otherwise the moved keys sit behind a free slot and the table drops the first-fit order.
-      if (refill != none && free_slot(refill) >= 0) lose_order();
-      refill = none;
       for (unsigned i = n; i-- > 0;) unlock(u[i]);
       if (result != status::full) return result;
       if (attempt >= attempts_) return status::full;
       // Every candidate bucket was full: evict along a chain that starts at one of them, then
       // look again (a concurrent insert may take the room first: that costs an attempt).
-      if (make_room(b[attempt % d_], kb, attempt)) refill = b[attempt % d_];
+      make_room(b[attempt % d_], kb, attempt);
     }
   }
 
@@ -537,8 +499,9 @@ class cuckoo_ref {
       const key_bits victim = layout::load(slot_at(x, s), memory_order::relaxed).key;
       if (victim == empty_) continue;  // freed meanwhile: the next look finds it
       // The victim's next candidate bucket after x, cyclically (BGHT's order): a victim moves from
-      // h_j to h_{j+1}, whose predecessors h_0..h_j are all full once x is refilled, so the move
-      // keeps rule F (from h_{d-1} it wraps to h_0, which has no predecessor).
+      // h_j to h_{j+1}, whose predecessors h_0..h_j hold no fresh slot (x was full when planned,
+      // and a fresh slot never comes back), so the move keeps rule F (from h_{d-1} it wraps to h_0,
+      // which has no predecessor).
       unsigned at = 0;
       while (at + 1 < d_ && bucket_bits(victim, at) != x) ++at;
       std::size_t y = x;
@@ -548,14 +511,8 @@ class cuckoo_ref {
       x = y;
     }
     if (!open) return false;
-    for (unsigned i = len; i-- > 0;) {
-      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) {
-        // The moves already made freed path[i + 1]'s slot and nothing refills it: the key moved
-        // out of it sits behind a free slot (rule F no longer holds).
-        if (i + 1 < len) lose_order();
-        return false;
-      }
-    }
+    for (unsigned i = len; i-- > 0;)
+      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;  // moves made stay valid
     return true;
   }
 
@@ -575,7 +532,7 @@ class cuckoo_ref {
       // The key is in both buckets for a moment, then only in `to`; both are locked, so no
       // write of this key interleaves, and a reader that saw either bucket change retries.
       layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);
-      layout::store(src, empty_, 0, memory_order::relaxed);
+      layout::store(src, empty_, hole_value, memory_order::relaxed);  // a hole, not a fresh slot
     }
     unlock(hi);
     unlock(lo);
