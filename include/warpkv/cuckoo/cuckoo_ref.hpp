@@ -130,18 +130,23 @@ class cuckoo_ref {
   }
 
   /// find on a table that nothing writes while it runs (the bulk API's find-only batches): plain,
-  /// L1-cached loads, no version words. Reads k's buckets in order and stops at k or at a bucket
-  /// with a fresh (never used) slot: by rule F no key sits behind one.
+  /// L1-cached loads, no version words. Reads k's first bucket, then (unless it held k or a fresh
+  /// slot) the others together, and decides in bucket order: k, or a fresh (never used) slot,
+  /// behind which by rule F no key sits.
   template <class Tile>
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_) return status::invalid_key;
     bucket_look l[max_hash_functions];
-    for (unsigned i = 0; i < max_hash_functions; ++i) {
-      if (i == d_) break;
-      look<true>(t, kb, i, 1, l);
-      if (l[0].match != 0) return report_value(l[0].value, out);
-      if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
+    look<true>(t, kb, 0, 1, l);  // most keys sit in their first bucket: read it alone
+    if (l[0].match != 0) return report_value(l[0].value, out);
+    if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
+    look<true>(t, kb, 1, d_ - 1, l);  // the others in one round, decided in order
+    WARPKV_UNROLL
+    for (unsigned i = 0; i + 1 < max_hash_functions; ++i) {
+      if (i + 1 >= d_) break;
+      if (l[i].match != 0) return report_value(l[i].value, out);
+      if (l[i].fresh != 0) return status::not_found;
     }
     return status::not_found;
   }
