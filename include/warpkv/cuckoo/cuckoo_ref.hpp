@@ -130,23 +130,18 @@ class cuckoo_ref {
   }
 
   /// find on a table that nothing writes while it runs (the bulk API's find-only batches): plain,
-  /// L1-cached loads, no version words. Reads k's first bucket, then (unless it held k or a fresh
-  /// slot) the others together, and decides in bucket order: k, or a fresh (never used) slot,
-  /// behind which by rule F no key sits.
+  /// L1-cached loads, no version words. Reads k's buckets in order and stops at k or at a bucket
+  /// with a fresh (never used) slot: by rule F no key sits behind one.
   template <class Tile>
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_) return status::invalid_key;
     bucket_look l[max_hash_functions];
-    look<true>(t, kb, 0, 1, l);  // most keys sit in their first bucket: read it alone
-    if (l[0].match != 0) return report_value(l[0].value, out);
-    if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
-    look<true>(t, kb, 1, d_ - 1, l);  // the others in one round, decided in order
-    WARPKV_UNROLL
-    for (unsigned i = 0; i + 1 < max_hash_functions; ++i) {
-      if (i + 1 >= d_) break;
-      if (l[i].match != 0) return report_value(l[i].value, out);
-      if (l[i].fresh != 0) return status::not_found;
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i == d_) break;
+      look<true>(t, kb, i, 1, l);
+      if (l[0].match != 0) return report_value(l[0].value, out);
+      if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
     }
     return status::not_found;
   }
@@ -246,8 +241,8 @@ class cuckoo_ref {
   }
 
   /// What a tile saw in one bucket: bit s of `match` / `empty` / `fresh` says slot s held kb /
-  /// was free (fresh or a hole) / was fresh; `value`: the value beside kb (on every lane) when
-  /// match != 0.
+  /// was free (fresh or a hole) / was fresh (`fresh` only when match == 0: a hit needs no more
+  /// collectives); `value`: the value beside kb (on every lane) when match != 0.
   struct bucket_look {
     std::uint32_t match;
     std::uint32_t empty;
@@ -294,7 +289,13 @@ class cuckoo_ref {
         if (m) mine = e[i][j].value;
         match |= (t.ballot(m) & lane_bits) << (j * T);
         empty |= (t.ballot(f) & lane_bits) << (j * T);
-        fresh |= (t.ballot(f && e[i][j].value == value_bits{0}) & lane_bits) << (j * T);
+      }
+      if (match == 0 && empty != 0) {  // only a miss needs to tell fresh slots from holes
+        WARPKV_UNROLL
+        for (unsigned j = 0; j < per_lane; ++j) {
+          const bool valid = j * T + rank < bucket_slots;
+          fresh |= (t.ballot(valid && e[i][j].key == empty_ && e[i][j].value == value_bits{0}) & lane_bits) << (j * T);
+        }
       }
       out[i].match = match;
       out[i].empty = empty;
