@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "warpkv/cache/kv_cache.hpp"
+#include "warpkv/core/stream_order.hpp"
 #include "warpkv/cuckoo/cuckoo_map.hpp"
 #include "warpkv/hopscotch/hopscotch_map.hpp"
 #include "warpkv/open_addressing/linear_map.hpp"
@@ -281,14 +282,7 @@ class stream_order {
 
  private:
 #if WARPKV_HAS_CUDA
-  static void wait(cudaStream_t waiter, cudaStream_t on) {
-    cudaEvent_t e = nullptr;
-    WARPKV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    const cudaError_t r = cudaEventRecord(e, on);
-    const cudaError_t w = r == cudaSuccess ? cudaStreamWaitEvent(waiter, e, 0) : r;
-    (void)cudaEventDestroy(e);  // released once the wait is satisfied
-    WARPKV_CUDA_CHECK(w);
-  }
+  static void wait(cudaStream_t waiter, cudaStream_t on) { warpkv::detail::stream_wait(waiter, on); }
   cudaStream_t own_ = nullptr, user_ = nullptr;
   bool active_ = false;
 #endif

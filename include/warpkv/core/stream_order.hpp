@@ -16,6 +16,18 @@ using stream_arg = std::optional<stream_t>;
 
 namespace detail {
 
+#if WARPKV_HAS_CUDA
+/// `waiter` waits (on the GPU) for the work `on` has queued so far: an event recorded on `on`.
+inline void stream_wait(cudaStream_t waiter, cudaStream_t on) {
+  cudaEvent_t e = nullptr;
+  WARPKV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  const cudaError_t r = cudaEventRecord(e, on);
+  const cudaError_t w = r == cudaSuccess ? cudaStreamWaitEvent(waiter, e, 0) : r;
+  (void)cudaEventDestroy(e);  // released by the driver once the wait is satisfied
+  WARPKV_CUDA_CHECK(w);
+}
+#endif
+
 class stream_join {
  public:
   /// The structure's stream (ex.stream) waits for what `caller` has queued so far.
@@ -52,14 +64,7 @@ class stream_join {
 
  private:
 #if WARPKV_HAS_CUDA
-  static void wait(cudaStream_t waiter, cudaStream_t on) {
-    cudaEvent_t e = nullptr;
-    WARPKV_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    const cudaError_t r = cudaEventRecord(e, on);
-    const cudaError_t w = r == cudaSuccess ? cudaStreamWaitEvent(waiter, e, 0) : r;
-    (void)cudaEventDestroy(e);  // released by the driver once the wait is satisfied
-    WARPKV_CUDA_CHECK(w);
-  }
+  static void wait(cudaStream_t waiter, cudaStream_t on) { stream_wait(waiter, on); }
   cudaStream_t own_ = nullptr;
   cudaStream_t caller_ = nullptr;
 #endif
