@@ -335,13 +335,16 @@ class bulk_map_base {
         allocate(capacity, seed);
         // A ref with a fast insert places the entries lock-free first and only the ones it hands
         // back (all candidate buckets full) with the complete protocol.
-        constexpr bool two_passes = has_fast_bulk_inserts<Ref>;
-        const reinsert_op<Ref> op{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_), two_passes};
-        auto s = launch_batch<TileSize>(ex_, old_slot_count, op, statuses.data(), counters());
-        if (two_passes && s[status::full] > 0) {
-          auto complete = op;
-          complete.fast = false;
-          s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters(), /*only_full=*/true);
+        const reinsert_op<Ref> complete{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)};
+        batch_summary s;
+        if constexpr (has_fast_bulk_inserts<Ref>) {
+          s = launch_batch<TileSize>(ex_, old_slot_count,
+                                     reinsert_op<Ref, pass::fast>{complete.ref, complete.old_slots, complete.empty, complete.erased},
+                                     statuses.data(), counters());
+          if (s[status::full] > 0)
+            s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters(), /*only_full=*/true);
+        } else {
+          s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters());
         }
         if (s[status::full] == 0) break;
         if (attempt % 2 == 1) capacity *= 2;
@@ -402,31 +405,31 @@ class bulk_map_base {
     require(n == 0 || p != nullptr, name, "is null but n > 0");
   }
 
+  /// The ops of an insert batch: the complete insert, and the first launch's op (the fast insert
+  /// where the ref has one: run() re-runs what it hands back with the complete one).
+  static auto complete_insert(const key_type* keys, const mapped_type* values, bool or_assign) {
+    return [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
+  }
+  static auto first_insert(const key_type* keys, const mapped_type* values, bool or_assign) {
+    constexpr pass P = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
+    return [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type, P>{r, keys, values, or_assign}; };
+  }
+
   batch_summary insert_batch(const key_type* keys, const mapped_type* values, std::size_t n, status* out,
                              bool or_assign) {
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
     settle();
     self().prepare_inserts(n);
-    const auto complete = [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
-    if constexpr (has_fast_bulk_inserts<Ref>)
-      return run<batch_shape::op_per_tile>(n, out, complete, [=](const Ref& r) {
-        return insert_op<Ref, key_type, mapped_type, pass::fast>{r, keys, values, or_assign};
-      });
-    else
-      return run<batch_shape::op_per_tile>(n, out, complete);
+    return run<batch_shape::op_per_tile>(n, out, complete_insert(keys, values, or_assign),
+                                         first_insert(keys, values, or_assign));
   }
   void insert_batch_async(const key_type* keys, const mapped_type* values, std::size_t n, status* out, bool or_assign,
                           stream_arg stream) {
     check_inputs(n, keys, "keys");
     check_inputs(n, values, "values");
-    const auto complete = [=](const Ref& r) { return insert_op<Ref, key_type, mapped_type>{r, keys, values, or_assign}; };
-    if constexpr (has_fast_bulk_inserts<Ref>)
-      run_async<batch_shape::op_per_tile>(n, n, out, stream, complete, [=](const Ref& r) {
-        return insert_op<Ref, key_type, mapped_type, pass::fast>{r, keys, values, or_assign};
-      });
-    else
-      run_async<batch_shape::op_per_tile>(n, n, out, stream, complete);
+    run_async<batch_shape::op_per_tile>(n, n, out, stream, complete_insert(keys, values, or_assign),
+                                        first_insert(keys, values, or_assign));
   }
 
   /// An async mutating batch: checks room (nothing runs when it throws), then queues the launch

@@ -12,6 +12,7 @@
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/key_value.hpp"
 #include "warpkv/core/launcher.hpp"
+#include "warpkv/core/map_ops.hpp"
 #include "warpkv/core/status.hpp"
 
 namespace warpkv::detail {
@@ -60,22 +61,22 @@ void init_storage(const execution& ex, typename Ref::slot_type* slots, std::size
 }
 
 /// Batch operation i: re-insert old slot i (if live) through the new table's ref.
-template <class Ref>
+/// P = pass::fast: the ref's fast insert (a ref with fast_bulk_inserts), which hands an entry it
+/// cannot place to a second, complete pass.
+template <class Ref, pass P = pass::complete>
 struct reinsert_op {
   Ref ref;
   const typename Ref::slot_type* old_slots;
   typename Ref::key_bits empty;
   typename Ref::key_bits erased;
-  bool fast;  // insert_fast (a ref with fast_bulk_inserts; full hands the entry to a second pass)
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const auto k = Ref::stored_key(old_slots[i]);
     if (k == empty || k == erased) return status::not_found;
     const auto key = from_bits<typename Ref::key_type>(k);
     const auto value = from_bits<typename Ref::mapped_type>(Ref::stored_value(old_slots[i]));
-    if constexpr (requires { ref.insert_fast(t, key, value); })
-      if (fast) return ref.insert_fast(t, key, value);
-    return ref.insert(t, key, value);
+    if constexpr (P == pass::fast) return ref.insert_fast(t, key, value);  // full: for the complete pass
+    else return ref.insert(t, key, value);
   }
 };
 

@@ -118,7 +118,7 @@ class cuckoo_map
  private:
   // hook of bulk_map_base: the version words live beside the slot array, one per bucket.
   void reset_table(bool reallocate) {
-    if (reallocate) locks_ = buffer<std::uint32_t>(ref_type::side_words(this->capacity_), this->ex_);
+    if (reallocate) locks_ = buffer<std::uint32_t>(this->capacity_ / bucket_slots, this->ex_);
     detail::init_storage<ref_type>(this->ex_, this->slots_.data(), this->capacity_, this->empty_);
     detail::fill_words<std::uint32_t>(this->ex_, locks_.data(), locks_.size(), 0u);
   }

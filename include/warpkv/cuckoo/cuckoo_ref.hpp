@@ -73,8 +73,6 @@ class cuckoo_ref {
 
   WARPKV_HD std::size_t capacity() const { return (bucket_mask_ + 1) * bucket_slots; }
   WARPKV_HD std::size_t buckets() const { return bucket_mask_ + 1; }
-  /// Side words the map allocates beside a table of `capacity` slots: the bucket versions.
-  WARPKV_HD static std::size_t side_words(std::size_t capacity) { return capacity / bucket_slots; }
   WARPKV_HD unsigned hash_functions() const { return d_; }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   /// Candidate bucket i (< hash_functions()) of key k.
