@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <random>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "../common/kernel_budget.hpp"
+#include "../common/linearizability.hpp"
 #include "../common/map_suite.hpp"
 #include "../common/ref_checks.hpp"
 #include "warpkv/core/batch.hpp"
@@ -296,6 +299,117 @@ TYPED_TEST(OpenAddressingMap, ProbeLimitBoundsEveryKey) {
   }
   ASSERT_EQ(map.validate(), "");  // checks the limit for every stored key
 }
+
+// The fast insert (weak probe reads, the bulk API's insert-only batches) stops where the complete
+// one does: at the probe limit it reports full and writes nothing, so exactly the slots of the
+// first two windows of a crowded home take keys.
+TYPED_TEST(OpenAddressingMap, FastInsertReportsFullAtTheProbeLimit) {
+  WARPKV_TEST_EXECUTION(ex);
+  open_addressing_config cfg;
+  cfg.max_probe = 8;
+  TypeParam map(1000, cfg, ex);
+  const auto keys = keys_homed_at(map, 16, 60);
+  const auto [summary, statuses] = insert_through_ref<detail::pass::fast>(map, keys, ex);
+  EXPECT_EQ(summary[status::inserted], 8u);
+  EXPECT_EQ(summary[status::full], keys.size() - 8);
+  expect_found_exactly_inserted(map, keys, statuses);
+}
+
+// Insert-only batches run the fast insert. Crowded homes (a few windows shared by many keys), a
+// table holding tombstones, and every key three times in one shuffled batch: present keys,
+// erased ones and new ones, so fast inserts of different keys race for the same slots and
+// inserts of one key race each other. Each key ends up stored once, exactly one of an absent
+// key's inserts reports inserted, and the per-key linearizability checker accepts the batch
+// (insert and insert_or_assign, several seeds).
+TYPED_TEST(OpenAddressingMap, FastInsertsOverTombstonesStoreEachKeyOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const bool assign : {false, true}) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+      open_addressing_config cfg;
+      cfg.tombstone_threshold = 1.0;  // keep the tombstones through the batch
+      TypeParam map(2048, cfg, ex);
+      std::vector<std::uint32_t> keys;
+      for (std::size_t home = 0; home < 6; ++home) {
+        const auto h = keys_homed_at(map, 64 * home, 40);
+        keys.insert(keys.end(), h.begin(), h.end());
+      }
+      const std::size_t cap = map.capacity();
+      // Keys 0..119 go in; the even ones of them are erased (tombstones in the crowded windows).
+      const std::vector<std::uint32_t> first(keys.begin(), keys.begin() + 120);
+      std::vector<std::uint32_t> v1(first.size());
+      for (std::size_t i = 0; i < first.size(); ++i) v1[i] = static_cast<std::uint32_t>(i + 1);
+      for (auto s : map.insert(first, v1)) ASSERT_EQ(s, status::inserted);
+      std::vector<std::uint32_t> evens;
+      for (std::size_t i = 0; i < first.size(); i += 2) evens.push_back(first[i]);
+      for (auto s : map.erase(evens)) ASSERT_EQ(s, status::erased);
+      ASSERT_GT(map.tombstones(), 0u);
+      std::unordered_map<std::uint32_t, std::uint32_t> before;
+      {
+        auto [k, v] = map.retrieve_all();
+        for (std::size_t i = 0; i < k.size(); ++i) before.emplace(k[i], v[i]);
+      }
+      std::vector<std::uint32_t> bk, bv;
+      for (std::size_t copy = 0; copy < 3; ++copy)
+        for (std::size_t i = 0; i < keys.size(); ++i)
+          bk.push_back(keys[i]), bv.push_back(static_cast<std::uint32_t>(1000 * (copy + 1) + i));
+      std::mt19937_64 rng(seed);
+      std::vector<std::size_t> order(bk.size());
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<std::uint32_t> k2, v2;
+      for (std::size_t i : order) k2.push_back(bk[i]), v2.push_back(bv[i]);
+      const auto st = assign ? map.insert_or_assign(k2, v2) : map.insert(k2, v2);
+      ASSERT_EQ(map.capacity(), cap) << "the test wants one launch, not growth";
+      std::optional<std::string> dup;
+      const auto after = contents_of(map, dup);
+      ASSERT_FALSE(dup.has_value()) << *dup;
+      ASSERT_EQ(after.size(), keys.size());
+      std::unordered_map<std::uint32_t, int> inserted;
+      for (std::size_t i = 0; i < st.size(); ++i)
+        if (st[i] == status::inserted) ++inserted[k2[i]];
+      ASSERT_EQ(inserted.size(), keys.size() - before.size());
+      for (const auto& [key, n] : inserted) {
+        ASSERT_EQ(n, 1) << "key " << key;
+        ASSERT_EQ(before.count(key), 0u);
+      }
+      const std::vector<op> ops(k2.size(), assign ? op::insert_or_assign : op::insert);
+      const std::vector<std::uint32_t> none;
+      const auto verdict = check_linearizable<std::uint32_t, std::uint32_t>(ops, k2, v2, st, none, before, after);
+      ASSERT_FALSE(verdict.has_value()) << *verdict;
+      ASSERT_EQ(map.validate(), "");
+    }
+  }
+}
+
+#if WARPKV_HAS_CUDA
+// Issue 23's register budget for the hot kernels of both probing schemes (u32 pairs, tiles of 1
+// and 4): the find-only, fast insert and erase-only kernels stay at <= 48 registers with no local
+// memory (the ref's hot_register_budget sets their launch bounds; without them nvcc 13.0 spilled
+// 8-60 B in the inserts, and the finds kept their probe group in a 32-byte stack frame). Figures
+// for sm_90 in docs/perf.md (session 11).
+template <class Map>
+void expect_hot_kernels_within_budget(const char* name) {
+  using R = typename Map::ref_type;
+  constexpr int T = Map::tile_size;
+  const auto find = bulk_kernel_attributes<T, detail::find_op<R, std::uint32_t, std::uint32_t>>();
+  const auto insert = bulk_kernel_attributes<T, detail::insert_op<R, std::uint32_t, std::uint32_t, detail::pass::fast>>();
+  const auto erase = bulk_kernel_attributes<T, detail::erase_op<R, std::uint32_t>>();
+  for (const auto& [what, a] : {std::pair{"find", find}, std::pair{"fast insert", insert}, std::pair{"erase", erase}}) {
+    EXPECT_LE(a.numRegs, 48) << name << " " << what;
+    EXPECT_EQ(a.localSizeBytes, 0u) << name << " " << what;
+    std::cout << "[ registers ] " << name << " " << what << " " << a.numRegs << " (local " << a.localSizeBytes << " B)\n";
+  }
+}
+
+TEST(OpenAddressingKernels, HotPathsKeepTheirRegisterBudget) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
+  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 1>>("linear T=1");
+  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 4>>("linear T=4");
+  expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 1>>("quadratic T=1");
+  expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 4>>("quadratic T=4");
+}
+#endif
 
 TYPED_TEST(OpenAddressingMap, BothSentinelsAreRejected) {
   WARPKV_TEST_EXECUTION(ex);

@@ -65,7 +65,11 @@ struct batch_body {
       const status s = op(tile, j);
       if (rank == lane) {
         statuses[j] = s;
-        ++acc.c[static_cast<int>(s)];
+        // Constant indices (a run-time index put the counters in local memory).
+#if WARPKV_DEVICE_PASS
+#pragma unroll
+#endif
+        for (int k = 0; k < num_status_kinds; ++k) acc.c[k] += static_cast<int>(s) == k ? 1u : 0u;
       }
     });
   }
@@ -84,6 +88,12 @@ struct batch_body {
 /// per warp and status kind that occurred); nothing is counted when counters is null.
 template <int T, class Op>
 struct tile_op_body {
+  /// The op's register budget (its ref's hot_register_budget), 0 when it declares none: the
+  /// launcher sizes the kernel's launch bounds by it.
+  static constexpr int register_budget = [] {
+    if constexpr (requires { Op::register_budget; }) return Op::register_budget;
+    else return 0;
+  }();
   Op op;
   std::size_t n;
   status* statuses;              // may be null (then only_full must be false)

@@ -67,9 +67,24 @@ void launch_host(std::size_t num_tiles, const Body& body, unsigned concurrent_ti
 
 #if WARPKV_HAS_CUDA
 constexpr int block_threads = 256;
+/// Registers of one SM (sm_70 to sm_90).
+constexpr int registers_per_sm = 65536;
+
+/// Blocks per SM that a body's kernel must fit: a body that declares `register_budget` (registers
+/// per thread, > 0) gets the block count that budget allows, so ptxas plans for it instead of
+/// trading spills for occupancy by its own heuristic (nvcc 13.0 put the open-addressing inserts
+/// at 40-48 registers with 8-60 B of spills without a bound, and at 45-53 registers with none
+/// when given one block); 0 leaves the choice to ptxas.
+template <class Body>
+constexpr int min_blocks_of() {
+  if constexpr (requires { Body::register_budget; }) {
+    if constexpr (Body::register_budget > 0) return registers_per_sm / (block_threads * Body::register_budget);
+  }
+  return 0;
+}
 
 template <int N, class Body>
-__global__ void __launch_bounds__(block_threads) tile_kernel(Body body, std::size_t num_tiles) {
+__global__ void __launch_bounds__(block_threads, min_blocks_of<Body>()) tile_kernel(Body body, std::size_t num_tiles) {
   namespace cg = cooperative_groups;
   auto cg_tile = cg::tiled_partition<N>(cg::this_thread_block());
   cuda_tile<N> tile(cg_tile);

@@ -19,8 +19,18 @@ enum class pass { fast, complete };
 template <class Ref>
 concept has_fast_bulk_inserts = requires { requires Ref::fast_bulk_inserts; };
 
+/// Registers per thread a ref asks its hot bulk kernels (find-only, insert-only, erase-only
+/// batches) to fit: `static constexpr int hot_register_budget` on the ref, 0 (the compiler's
+/// choice) when absent. The launcher turns it into launch bounds (core/launcher.hpp).
+template <class Ref>
+constexpr int hot_register_budget_of() {
+  if constexpr (requires { Ref::hot_register_budget; }) return Ref::hot_register_budget;
+  else return 0;
+}
+
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
+  static constexpr int register_budget = hot_register_budget_of<Ref>();
   Ref ref;
   const Key* keys;
   const Value* values;
@@ -36,6 +46,7 @@ struct insert_op {
 
 template <class Ref, class Key, class Value>
 struct find_op {
+  static constexpr int register_budget = hot_register_budget_of<Ref>();
   Ref ref;
   const Key* keys;
   Value* values_out;  // may be null
@@ -58,6 +69,7 @@ struct find_op {
 
 template <class Ref, class Key>
 struct erase_op {
+  static constexpr int register_budget = hot_register_budget_of<Ref>();
   Ref ref;
   const Key* keys;
   template <class Tile>

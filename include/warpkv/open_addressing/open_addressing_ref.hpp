@@ -103,6 +103,28 @@ class open_addressing_ref {
     if constexpr (packed) return upsert_packed(t, to_bits(k), to_bits(v), true);
     else return upsert(t, to_bits(k), to_bits(v), true);
   }
+  /// Registers per thread of the bulk find / insert / erase kernels (issue 23's budget): without
+  /// a bound ptxas spilled 8-60 B in the inserts to reach its own occupancy target.
+  static constexpr int hot_register_budget = 48;
+  /// The bulk API runs uniform insert batches through insert_fast first (packed pairs only).
+  static constexpr bool fast_bulk_inserts = packed;
+  /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
+  /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
+  /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"). inserted, found,
+  /// full, invalid_key; full hands the op to insert() (the bulk API's second launch).
+  template <class Tile>
+  WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
+    requires(packed)
+  {
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
+  }
+  /// insert_or_assign under the same conditions: inserted, assigned, full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
+    requires(packed)
+  {
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
+  }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
@@ -115,7 +137,7 @@ class open_addressing_ref {
   /// writers about, use find (its loads are relaxed atomics, which skip L1).
   template <class Tile>
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
-    if constexpr (packed) return find_packed<true>(t, k, out);
+    if constexpr (packed) return find_packed<read_mode::quiescent>(t, k, out);
     else return find_ready(t, k, out);
   }
   template <class Tile>
@@ -139,7 +161,7 @@ class open_addressing_ref {
 
   /// Walks kb's probe sequence over packed words: decide(w, lane_word, i) is called on every lane
   /// for each window that holds kb or an empty slot, with this lane's word and slot index.
-  template <bool Plain = false, class Tile>
+  template <read_mode Reads = read_mode::relaxed, class Tile>
   WARPKV_HD status find_packed(const Tile& t, Key k, Value* out) const {
     const key_bits kb = to_bits(k);
     if (is_sentinel(kb)) return status::invalid_key;
@@ -152,9 +174,7 @@ class open_addressing_ref {
       if (out != nullptr) *out = from_bits<Value>(pair::unpack(got).value);
       return static_cast<int>(status::found);
     };
-    int r;
-    if constexpr (Plain) r = walk_impl<std::uint64_t, true>(t, kb, decide);
-    else r = walk_impl<std::uint64_t>(t, kb, decide);
+    const int r = walk_impl<std::uint64_t, Reads>(t, kb, decide);
     return r < 0 ? status::not_found : static_cast<status>(r);
   }
 
@@ -187,12 +207,13 @@ class open_addressing_ref {
   /// failed one returns what is there now: k (then found, or assign by CAS on the pair) or another
   /// key (then the next candidate). Slots only go empty -> key -> tombstone while operations run,
   /// so two inserts of k stop at the same first slot and one CAS wins.
-  template <class Tile>
+  /// Reads: relaxed for insert/insert_or_assign, weak for the fast forms (only inserts run).
+  template <read_mode Reads = read_mode::relaxed, class Tile>
   WARPKV_HD status upsert_packed(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
     if (is_sentinel(kb)) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     const std::uint64_t mine = pair::pack(kb, vb);
-    const int r = walk_words(t, kb, [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
+    auto decide = [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
       // k itself comes first (act on it, no claim); then the empty slots in probe order. An
       // assign that finds k tombstoned under it falls through to this window's empty slots:
       // skipping them would let this upsert insert k beyond a slot where another insert of k
@@ -232,7 +253,8 @@ class open_addressing_ref {
         if (result != go_on) return outcome_status(result);
       }
       return -1;
-    });
+    };
+    const int r = walk_impl<std::uint64_t, Reads>(t, kb, decide);
     return r < 0 ? status::full : static_cast<status>(r);
   }
 
@@ -316,7 +338,7 @@ class open_addressing_ref {
     return walk_impl<key_bits>(t, kb, decide);
   }
   /// Word: key_bits (the key alone) or std::uint64_t (a packed pair, key in the low half).
-  template <class Word, bool Plain = false, class Tile, class Decide>
+  template <class Word, read_mode Reads = read_mode::relaxed, class Tile, class Decide>
   WARPKV_HD int walk_impl(const Tile& t, key_bits kb, Decide& decide) const {
     static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
     const unsigned rank = t.thread_rank();
@@ -325,26 +347,39 @@ class open_addressing_ref {
       std::size_t n = done < 2 ? 1 : (done < max_group ? done : max_group);
       if (n > windows_ - done) n = windows_ - done;
       Word cur[max_group];
-      std::size_t at[max_group];
+      sequence_type at = seq;  // the group's first window: slot indices are re-derived, not kept
       unsigned stops_here = 0;  // bit m: this lane's slot in window m of the group holds kb or is empty
+      WARPKV_UNROLL
       for (unsigned m = 0; m < max_group; ++m) {
         if (m == n) break;
-        at[m] = seq.slot(rank);
-        if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(at[m]).load(memory_order::relaxed);
-        else if constexpr (Plain) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[at[m]]);
-        else cur[m] = pair_ref(at[m]).load(memory_order::relaxed);
+        const std::size_t i = seq.slot(rank);
+        if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(i).load(memory_order::relaxed);
+        else if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
+        else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
+        else cur[m] = pair_ref(i).load(memory_order::relaxed);
         const key_bits key = static_cast<key_bits>(cur[m]);
         if (key == kb || key == empty_) stops_here |= 1u << m;
         seq.next();
       }
       done += n;
       if (n > 1 && !t.any(stops_here != 0)) continue;
-      for (unsigned m = 0; m < max_group; ++m) {  // constant trip count: cur/at stay in registers
+      // Window m of the group is always handed over from cur[0], the array shifting down one
+      // place per window (register renames once unrolled): indexing it by m let the compiler
+      // merge the decide calls behind a run-time index, which put cur[] in local memory. The
+      // slot index comes from a second copy of the sequence, stepped alongside (fewer registers
+      // than keeping max_group indices).
+      WARPKV_UNROLL
+      for (unsigned m = 0; m < max_group; ++m) {
         if (m == n) break;
-        const std::uint32_t stops = t.ballot(((stops_here >> m) & 1u) != 0);
-        if (stops == 0) continue;
-        const int r = decide(stops, cur[m], at[m]);
-        if (r >= 0) return r;
+        const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
+        if (stops != 0) {
+          const int r = decide(stops, cur[0], at.slot(rank));
+          if (r >= 0) return r;
+        }
+        stops_here >>= 1;
+        at.next();
+        WARPKV_UNROLL
+        for (unsigned j = 0; j + 1 < max_group; ++j) cur[j] = cur[j + 1];
       }
     }
     return -1;
