@@ -300,28 +300,13 @@ TYPED_TEST(OpenAddressingMap, ProbeLimitBoundsEveryKey) {
   ASSERT_EQ(map.validate(), "");  // checks the limit for every stored key
 }
 
-// The fast insert (weak probe reads, the bulk API's insert-only batches) stops where the complete
-// one does: at the probe limit it reports full and writes nothing, so exactly the slots of the
-// first two windows of a crowded home take keys.
-TYPED_TEST(OpenAddressingMap, FastInsertReportsFullAtTheProbeLimit) {
-  WARPKV_TEST_EXECUTION(ex);
-  open_addressing_config cfg;
-  cfg.max_probe = 8;
-  TypeParam map(1000, cfg, ex);
-  const auto keys = keys_homed_at(map, 16, 60);
-  const auto [summary, statuses] = insert_through_ref<detail::pass::fast>(map, keys, ex);
-  EXPECT_EQ(summary[status::inserted], 8u);
-  EXPECT_EQ(summary[status::full], keys.size() - 8);
-  expect_found_exactly_inserted(map, keys, statuses);
-}
-
-// Insert-only batches run the fast insert. Crowded homes (a few windows shared by many keys), a
-// table holding tombstones, and every key three times in one shuffled batch: present keys,
-// erased ones and new ones, so fast inserts of different keys race for the same slots and
-// inserts of one key race each other. Each key ends up stored once, exactly one of an absent
+// Insert-only batches (one op per tile, the bulk path's hot kernel). Crowded homes (a few windows
+// shared by many keys), a table holding tombstones, and every key three times in one shuffled
+// batch: present keys, erased ones and new ones, so inserts of different keys race for the same
+// slots and inserts of one key race each other. Each key ends up stored once, exactly one of an absent
 // key's inserts reports inserted, and the per-key linearizability checker accepts the batch
 // (insert and insert_or_assign, several seeds).
-TYPED_TEST(OpenAddressingMap, FastInsertsOverTombstonesStoreEachKeyOnce) {
+TYPED_TEST(OpenAddressingMap, UniformInsertsOverTombstonesStoreEachKeyOnce) {
   WARPKV_TEST_EXECUTION(ex);
   for (const bool assign : {false, true}) {
     for (unsigned seed = 1; seed <= 3; ++seed) {
@@ -383,7 +368,7 @@ TYPED_TEST(OpenAddressingMap, FastInsertsOverTombstonesStoreEachKeyOnce) {
 
 #if WARPKV_HAS_CUDA
 // Issue 23's register budget for the hot kernels of both probing schemes (u32 pairs, tiles of 1
-// and 4): the find-only, fast insert and erase-only kernels stay at <= 48 registers with no local
+// and 4): the find-only, insert-only and erase-only kernels stay at <= 48 registers with no local
 // memory (the ref's hot_register_budget sets their launch bounds; without them nvcc 13.0 spilled
 // 8-60 B in the inserts, and the finds kept their probe group in a 32-byte stack frame). Figures
 // for sm_90 in docs/perf.md (session 11).
@@ -392,9 +377,9 @@ void expect_hot_kernels_within_budget(const char* name) {
   using R = typename Map::ref_type;
   constexpr int T = Map::tile_size;
   const auto find = bulk_kernel_attributes<T, detail::find_op<R, std::uint32_t, std::uint32_t>>();
-  const auto insert = bulk_kernel_attributes<T, detail::insert_op<R, std::uint32_t, std::uint32_t, detail::pass::fast>>();
+  const auto insert = bulk_kernel_attributes<T, detail::insert_op<R, std::uint32_t, std::uint32_t>>();
   const auto erase = bulk_kernel_attributes<T, detail::erase_op<R, std::uint32_t>>();
-  for (const auto& [what, a] : {std::pair{"find", find}, std::pair{"fast insert", insert}, std::pair{"erase", erase}}) {
+  for (const auto& [what, a] : {std::pair{"find", find}, std::pair{"insert", insert}, std::pair{"erase", erase}}) {
     EXPECT_LE(a.numRegs, 48) << name << " " << what;
     EXPECT_EQ(a.localSizeBytes, 0u) << name << " " << what;
     std::cout << "[ registers ] " << name << " " << what << " " << a.numRegs << " (local " << a.localSizeBytes << " B)\n";

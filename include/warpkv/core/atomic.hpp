@@ -5,7 +5,6 @@
 // is std::atomic_ref, so that many host threads racing on a table exercise the
 // same algorithm with real concurrency (and ThreadSanitizer sees every access).
 #include <atomic>
-#include <cstdint>
 #include <type_traits>
 
 #include "warpkv/core/config.hpp"
@@ -73,26 +72,6 @@ class atomic_ref {
     return dev().load(detail::to_cuda(o));
 #else
     return std::atomic_ref<T>(*p_).load(detail::to_std(o));
-#endif
-  }
-  /// A weak read for protocols that validate what they read with a CAS (the bulk fast inserts):
-  /// on the GPU one plain `ld.global` (cached in L1, so it may return an older value of *p than
-  /// L2 holds, never a torn one: an aligned 4- or 8-byte scalar access is one memory operation in
-  /// the PTX model, which does not require data-race freedom). Emitted as one volatile asm
-  /// statement so the compiler can neither drop it nor load twice (a re-load could hand the CAS
-  /// a different word than the one the decision was made on). On the host a relaxed atomic load
-  /// (ThreadSanitizer sees an atomic access; a CPU's relaxed load costs a plain one).
-  WARPKV_HD T load_weak() const {
-#if WARPKV_DEVICE_PASS
-    T v;
-    if constexpr (sizeof(T) == 8) {
-      asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p_));
-    } else {
-      asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p_));
-    }
-    return v;
-#else
-    return std::atomic_ref<T>(*p_).load(std::memory_order_relaxed);
 #endif
   }
   WARPKV_HD void store(T v, memory_order o = memory_order::seq_cst) const {
@@ -197,27 +176,11 @@ class atomic_ref {
   T* p_;
 };
 
-/// Two adjacent 8-byte words p[0], p[1] (p 16-byte aligned), read as load_weak reads one: on the
-/// GPU one `ld.global.v2.u64` (one 16-byte request; the PTX model treats it as two 8-byte
-/// accesses, each single-copy atomic on its own, which is all a slot-per-word protocol needs),
-/// on the host two relaxed atomic loads.
-WARPKV_HD inline void load_weak_x2(std::uint64_t* p, std::uint64_t& a, std::uint64_t& b) {
-#if WARPKV_DEVICE_PASS
-  asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p));
-#else
-  a = atomic_ref<std::uint64_t>(p[0]).load(memory_order::relaxed);
-  b = atomic_ref<std::uint64_t>(p[1]).load(memory_order::relaxed);
-#endif
-}
-
-/// How a probe reads slots it may race with:
-///  - relaxed: relaxed atomic loads (device scope: they skip L1 and see L2's current value);
-///  - weak: atomic_ref::load_weak (L1-cached on the GPU, possibly stale, never torn), for
-///    protocols in which every decision taken on a read is validated by a CAS whose failure
-///    returns the current word (the bulk fast inserts);
-///  - quiescent: ordinary C++ loads, for a table that nothing writes while the read runs (the bulk
-///    API's find-only batches).
-enum class read_mode { relaxed, weak, quiescent };
+/// How a probe reads slots: relaxed atomic loads (device scope: they skip L1 and see L2's current
+/// value) where writers may run, ordinary C++ loads (quiescent) for a table that nothing writes
+/// while the read runs (the bulk API's find-only batches). Weak, L1-cached reads in the insert
+/// walks were tried and measured slower (docs/perf.md, session 11).
+enum class read_mode { relaxed, quiescent };
 
 /// A fence at device scope (GPU) or process scope (host).
 WARPKV_HD inline void atomic_thread_fence(memory_order o) {

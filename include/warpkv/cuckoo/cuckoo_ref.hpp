@@ -252,59 +252,30 @@ class cuckoo_ref {
   };
 
   /// Reads candidate buckets first .. first + n - 1 of kb (n <= d - first) with the tile: all
-  /// loads first, then the collectives; out[i] is bucket first + i. Lane r reads the per_lane
-  /// adjacent slots r * per_lane, r * per_lane + 1, ... of each bucket (with 4-byte pairs and a
-  /// 4-lane tile, one 16-byte load per lane: a bucket in one request of 4 lanes, which the E0
-  /// ceiling measured at the cost of one sector). Reads: quiescent, ordinary loads (a table
-  /// nobody writes meanwhile); otherwise (packed layout, the fast insert) weak loads when `weak`,
-  /// else relaxed atomic loads. Bit s of the returned masks is slot s. Loops run to constants so
-  /// that everything stays in registers.
+  /// loads first (lane r reads slots r, r+T, ... of each bucket), then the collectives; out[i] is
+  /// bucket first + i. Reads: quiescent, ordinary loads (a table nobody writes meanwhile), or
+  /// relaxed atomic loads of whole slots. Loops run to constants so that everything stays in
+  /// registers. (A 4-lane tile reading a bucket with one 16-byte load per lane measured no faster
+  /// than two 8-byte loads per lane, and 8 lanes stay faster: docs/perf.md, session 11.)
   template <read_mode Reads, class Tile>
-  WARPKV_HD void look(const Tile& t, key_bits kb, unsigned first, unsigned n, bucket_look* out,
-                      bool weak = false) const {
+  WARPKV_HD void look(const Tile& t, key_bits kb, unsigned first, unsigned n, bucket_look* out) const {
     constexpr unsigned T = Tile::size();
     constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
     const unsigned rank = t.thread_rank();
-    const bool lane_valid = rank * per_lane < bucket_slots;  // a tile wider than a bucket has idle lanes
     typename layout::entry e[max_hash_functions][per_lane];
     WARPKV_UNROLL
     for (unsigned i = 0; i < max_hash_functions; ++i) {
       if (i >= n) continue;
       const std::size_t b = bucket_bits(kb, first + i);
-      if (!lane_valid) {
-        WARPKV_UNROLL
-        for (unsigned j = 0; j < per_lane; ++j) e[i][j] = {empty_, value_bits{0}};  // masked out below
-        continue;
-      }
-      slot_type* own = &slot_at(b, rank * per_lane);
-      if constexpr (layout::packed && per_lane == 2) {
-        std::uint64_t w0, w1;
+      WARPKV_UNROLL
+      for (unsigned j = 0; j < per_lane; ++j) {
+        const unsigned s = j * T + rank;
+        if (s >= bucket_slots) continue;
         if constexpr (Reads == read_mode::quiescent) {
-#if WARPKV_DEVICE_PASS
-          const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(own);
-          w0 = v.x, w1 = v.y;
-#else
-          w0 = own[0].pair, w1 = own[1].pair;
-#endif
-        } else if (weak) {
-          load_weak_x2(&own[0].pair, w0, w1);
+          const slot_type c = slot_at(b, s);
+          e[i][j] = {layout::key_of(c), layout::value_of(c)};
         } else {
-          w0 = atomic_ref<std::uint64_t>(own[0].pair).load(memory_order::relaxed);
-          w1 = atomic_ref<std::uint64_t>(own[1].pair).load(memory_order::relaxed);
-        }
-        e[i][0] = {static_cast<key_bits>(w0), static_cast<value_bits>(w0 >> 32)};
-        e[i][1] = {static_cast<key_bits>(w1), static_cast<value_bits>(w1 >> 32)};
-      } else {
-        WARPKV_UNROLL
-        for (unsigned j = 0; j < per_lane; ++j) {
-          if constexpr (Reads == read_mode::quiescent) {
-            e[i][j] = {layout::key_of(own[j]), layout::value_of(own[j])};
-          } else {
-            static_assert(layout::packed, "racing reads of a bucket are validated by the packed fast path only");
-            atomic_ref<std::uint64_t> word(own[j].pair);
-            const std::uint64_t w = weak ? word.load_weak() : word.load(memory_order::relaxed);
-            e[i][j] = {static_cast<key_bits>(w), static_cast<value_bits>(w >> 32)};
-          }
+          e[i][j] = layout::load(slot_at(b, s), memory_order::relaxed);
         }
       }
     }
@@ -315,34 +286,24 @@ class cuckoo_ref {
       value_bits mine = 0;
       WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
-        const bool m = lane_valid && e[i][j].key == kb;
-        const bool f = lane_valid && e[i][j].key == empty_;
+        const bool valid = j * T + rank < bucket_slots;
+        const bool m = valid && e[i][j].key == kb;
+        const bool f = valid && e[i][j].key == empty_;
         if (m) mine = e[i][j].value;
-        match |= slot_bits<T, per_lane>(t.ballot(m)) << j;
-        empty |= slot_bits<T, per_lane>(t.ballot(f)) << j;
+        match |= (t.ballot(m) & lane_bits) << (j * T);
+        empty |= (t.ballot(f) & lane_bits) << (j * T);
       }
       if (match == 0 && empty != 0) {  // only a miss needs to tell fresh slots from holes
         WARPKV_UNROLL
-        for (unsigned j = 0; j < per_lane; ++j)
-          fresh |= slot_bits<T, per_lane>(t.ballot(lane_valid && e[i][j].key == empty_ && e[i][j].value == value_bits{0}))
-                   << j;
+        for (unsigned j = 0; j < per_lane; ++j) {
+          const bool valid = j * T + rank < bucket_slots;
+          fresh |= (t.ballot(valid && e[i][j].key == empty_ && e[i][j].value == value_bits{0}) & lane_bits) << (j * T);
+        }
       }
       out[i].match = match;
       out[i].empty = empty;
       out[i].fresh = fresh;
-      out[i].value = match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) / per_lane) : value_bits{0};
-    }
-  }
-  /// A tile ballot (bit r: lane r) spread to slot positions: lane r's first slot is r * per_lane.
-  template <unsigned T, unsigned per_lane>
-  WARPKV_HD static std::uint32_t slot_bits(std::uint32_t lanes) {
-    if constexpr (per_lane == 1) {
-      return lanes & lane_bits;
-    } else {
-      std::uint32_t out = 0;
-      WARPKV_UNROLL
-      for (unsigned r = 0; r < T; ++r) out |= ((lanes >> r) & 1u) << (r * per_lane);
-      return out;
+      out[i].value = match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) % T) : value_bits{0};
     }
   }
   /// The low bucket_slots bits of a ballot (a tile wider than a bucket has idle lanes).
@@ -351,21 +312,19 @@ class cuckoo_ref {
   /// The fast insert / insert_or_assign (packed layout): walks kb's buckets in order until it
   /// finds kb or a bucket with a fresh slot (rule F: kb cannot sit further on), and claims the
   /// first free slot it saw (a hole or a fresh slot) with one CAS from the word it read. A lost
-  /// CAS starts over. The first look reads weakly (L1-cached, possibly stale: every conclusion
-  /// drawn from it is validated by the CAS, see cuckoo.md); after a lost CAS the looks are relaxed,
-  /// so a stale line in L1 cannot send the op round the same slot again.
+  /// CAS starts over.
   template <class Tile>
   WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
     if (kb == empty_) return status::invalid_key;
     const std::uint64_t mine = layout::pack(kb, vb);
-    for (bool weak = true;; weak = false) {
+    for (;;) {
       long at = -1;  // kb's slot when present, else the first free slot
       bool present = false;
       value_bits seen = 0;  // kb's value when present; else the free slot's value (0 fresh, 1 hole)
       bucket_look l[max_hash_functions];
       for (unsigned i = 0; i < max_hash_functions; ++i) {
         if (i == d_) break;
-        look<read_mode::relaxed>(t, kb, i, 1, l, weak);
+        look<read_mode::relaxed>(t, kb, i, 1, l);
         const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
         if (l[0].match != 0) {
           present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
@@ -464,19 +423,36 @@ class cuckoo_ref {
     return m;
   }
 
+  /// What one lane saw in bucket b: the slot (0..bucket_slots-1) holding kb and the first free
+  /// slot, -1 for none. The bucket's loads are issued together, before any is looked at (a scan
+  /// that stopped at the first match made every slot a dependent round trip: at LF 0.9 the
+  /// second pass spent ~20 ms on 2 % of the keys).
+  struct bucket_scan {
+    int match;
+    int free;
+  };
+  WARPKV_HD bucket_scan scan(std::size_t b, key_bits kb) const {
+    typename layout::entry e[bucket_slots];
+    WARPKV_UNROLL
+    for (unsigned s = 0; s < bucket_slots; ++s) e[s] = layout::load(slot_at(b, s), memory_order::relaxed);
+    bucket_scan r{-1, -1};
+    WARPKV_UNROLL
+    for (unsigned s = bucket_slots; s-- > 0;) {
+      if (e[s].key == kb) r.match = static_cast<int>(s);
+      if (e[s].key == empty_) r.free = static_cast<int>(s);
+    }
+    return r;
+  }
   /// Under the locks of its buckets: where kb lives (slot index), or -1.
   WARPKV_HD long locate_locked(const std::size_t* b, key_bits kb) const {
     for (unsigned i = 0; i < d_; ++i)
-      for (unsigned s = 0; s < bucket_slots; ++s)
-        if (layout::load(slot_at(b[i], s), memory_order::relaxed).key == kb)
-          return static_cast<long>(b[i] * bucket_slots + s);
+      if (const bucket_scan r = scan(b[i], kb); r.match >= 0) return static_cast<long>(b[i] * bucket_slots + r.match);
     return -1;
   }
   /// A free slot of bucket b (its index in the table), or -1.
   WARPKV_HD long free_slot(std::size_t b) const {
-    for (unsigned s = 0; s < bucket_slots; ++s)
-      if (layout::load(slot_at(b, s), memory_order::relaxed).key == empty_) return static_cast<long>(b * bucket_slots + s);
-    return -1;
+    const bucket_scan r = scan(b, empty_);
+    return r.free < 0 ? -1 : static_cast<long>(b * bucket_slots + r.free);
   }
 
   /// One lane: the whole write under the key's bucket locks, with eviction when its buckets are full.
@@ -489,7 +465,14 @@ class cuckoo_ref {
       for (unsigned i = 0; i < n; ++i) lock(u[i]);
       writer_fence();
       status result = status::full;
-      const long at = locate_locked(b, kb);
+      // One scan of each bucket finds kb and the first free slot (first fit: the first free slot
+      // of the first candidate bucket that has one, the order the fast paths rely on, rule F).
+      long at = -1, best = -1;
+      for (unsigned i = 0; i < d_ && at < 0; ++i) {
+        const bucket_scan r = scan(b[i], kb);
+        if (r.match >= 0) at = static_cast<long>(b[i] * bucket_slots + r.match);
+        else if (best < 0 && r.free >= 0) best = static_cast<long>(b[i] * bucket_slots + r.free);
+      }
       if (at >= 0) {
         // Linearization points (all under the key's locks, so no other write of kb interleaves):
         if (kind == write_kind::erase) {
@@ -504,10 +487,6 @@ class cuckoo_ref {
       } else if (kind == write_kind::erase) {
         result = status::not_found;
       } else {
-        // First fit: the first free slot of the first candidate bucket that has one (the order
-        // the fast paths rely on; rule F in cuckoo.md).
-        long best = -1;
-        for (unsigned i = 0; i < d_ && best < 0; ++i) best = free_slot(b[i]);
         if (best >= 0) {
           layout::store(slots_[best], kb, vb, memory_order::relaxed);  // linearization point of the insert
           result = status::inserted;

@@ -106,25 +106,6 @@ class open_addressing_ref {
   /// Registers per thread of the bulk find / insert / erase kernels (issue 23's budget): without
   /// a bound ptxas spilled 8-60 B in the inserts to reach its own occupancy target.
   static constexpr int hot_register_budget = 48;
-  /// The bulk API runs uniform insert batches through insert_fast first (packed pairs only).
-  static constexpr bool fast_bulk_inserts = packed;
-  /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
-  /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
-  /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"). inserted, found,
-  /// full, invalid_key; full hands the op to insert() (the bulk API's second launch).
-  template <class Tile>
-  WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
-    requires(packed)
-  {
-    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
-  }
-  /// insert_or_assign under the same conditions: inserted, assigned, full, invalid_key.
-  template <class Tile>
-  WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
-    requires(packed)
-  {
-    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
-  }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
@@ -207,8 +188,7 @@ class open_addressing_ref {
   /// failed one returns what is there now: k (then found, or assign by CAS on the pair) or another
   /// key (then the next candidate). Slots only go empty -> key -> tombstone while operations run,
   /// so two inserts of k stop at the same first slot and one CAS wins.
-  /// Reads: relaxed for insert/insert_or_assign, weak for the fast forms (only inserts run).
-  template <read_mode Reads = read_mode::relaxed, class Tile>
+  template <class Tile>
   WARPKV_HD status upsert_packed(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
     if (is_sentinel(kb)) return status::invalid_key;
     const unsigned rank = t.thread_rank();
@@ -254,7 +234,7 @@ class open_addressing_ref {
       }
       return -1;
     };
-    const int r = walk_impl<std::uint64_t, Reads>(t, kb, decide);
+    const int r = walk_impl<std::uint64_t>(t, kb, decide);
     return r < 0 ? status::full : static_cast<status>(r);
   }
 
@@ -355,7 +335,6 @@ class open_addressing_ref {
         const std::size_t i = seq.slot(rank);
         if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(i).load(memory_order::relaxed);
         else if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
-        else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
         else cur[m] = pair_ref(i).load(memory_order::relaxed);
         const key_bits key = static_cast<key_bits>(cur[m]);
         if (key == kb || key == empty_) stops_here |= 1u << m;
