@@ -28,6 +28,14 @@ constexpr int hot_register_budget_of() {
   else return 0;
 }
 
+/// The find-only kernel's budget: `static constexpr int find_register_budget` on the ref, else
+/// its hot_register_budget.
+template <class Ref>
+constexpr int find_register_budget_of() {
+  if constexpr (requires { Ref::find_register_budget; }) return Ref::find_register_budget;
+  else return hot_register_budget_of<Ref>();
+}
+
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
   static constexpr int register_budget = hot_register_budget_of<Ref>();
@@ -46,7 +54,7 @@ struct insert_op {
 
 template <class Ref, class Key, class Value>
 struct find_op {
-  static constexpr int register_budget = hot_register_budget_of<Ref>();
+  static constexpr int register_budget = find_register_budget_of<Ref>();
   Ref ref;
   const Key* keys;
   Value* values_out;  // may be null

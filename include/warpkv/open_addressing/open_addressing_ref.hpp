@@ -106,6 +106,9 @@ class open_addressing_ref {
   /// Registers per thread of the bulk find / insert / erase kernels (issue 23's budget): without
   /// a bound ptxas spilled 8-60 B in the inserts to reach its own occupancy target.
   static constexpr int hot_register_budget = 48;
+  /// The find-only kernel's (23 registers at T = 1 since it reads one window at a time): 6 blocks
+  /// of 256 per SM measured faster than 5 (the 48 above) and than 8 (session 11, call G).
+  static constexpr int find_register_budget = 40;
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
@@ -155,7 +158,11 @@ class open_addressing_ref {
       if (out != nullptr) *out = from_bits<Value>(pair::unpack(got).value);
       return static_cast<int>(status::found);
     };
-    const int r = walk_impl<std::uint64_t, Reads>(t, kb, decide);
+    // A find-only batch reads one window at a time: its plain loads find a linear probe's next
+    // slots in L1, and the kernel without the group's registers ran its finds 0-39 % faster than
+    // with groups of 4 (docs/perf.md, session 11, call G), at one row -4 % (misses at LF 0.5).
+    constexpr unsigned group = Reads == read_mode::quiescent ? 1u : max_group;
+    const int r = walk_impl<std::uint64_t, Reads, group>(t, kb, decide);
     return r < 0 ? status::not_found : static_cast<status>(r);
   }
 
@@ -318,19 +325,20 @@ class open_addressing_ref {
     return walk_impl<key_bits>(t, kb, decide);
   }
   /// Word: key_bits (the key alone) or std::uint64_t (a packed pair, key in the low half).
-  template <class Word, read_mode Reads = read_mode::relaxed, class Tile, class Decide>
+  /// Group: windows read at once after the first two (1: one at a time).
+  template <class Word, read_mode Reads = read_mode::relaxed, unsigned Group = max_group, class Tile, class Decide>
   WARPKV_HD int walk_impl(const Tile& t, key_bits kb, Decide& decide) const {
     static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
     const unsigned rank = t.thread_rank();
     sequence_type seq = sequence_bits(kb);
     for (std::size_t done = 0; done < windows_;) {
-      std::size_t n = done < 2 ? 1 : (done < max_group ? done : max_group);
+      std::size_t n = done < 2 ? 1 : (done < Group ? done : Group);
       if (n > windows_ - done) n = windows_ - done;
-      Word cur[max_group];
+      Word cur[Group];
       sequence_type at = seq;  // the group's first window: slot indices are re-derived, not kept
       unsigned stops_here = 0;  // bit m: this lane's slot in window m of the group holds kb or is empty
       WARPKV_UNROLL
-      for (unsigned m = 0; m < max_group; ++m) {
+      for (unsigned m = 0; m < Group; ++m) {
         if (m == n) break;
         const std::size_t i = seq.slot(rank);
         if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(i).load(memory_order::relaxed);
@@ -346,9 +354,9 @@ class open_addressing_ref {
       // place per window (register renames once unrolled): indexing it by m let the compiler
       // merge the decide calls behind a run-time index, which put cur[] in local memory. The
       // slot index comes from a second copy of the sequence, stepped alongside (fewer registers
-      // than keeping max_group indices).
+      // than keeping Group indices).
       WARPKV_UNROLL
-      for (unsigned m = 0; m < max_group; ++m) {
+      for (unsigned m = 0; m < Group; ++m) {
         if (m == n) break;
         const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
         if (stops != 0) {
@@ -358,7 +366,7 @@ class open_addressing_ref {
         stops_here >>= 1;
         at.next();
         WARPKV_UNROLL
-        for (unsigned j = 0; j + 1 < max_group; ++j) cur[j] = cur[j + 1];
+        for (unsigned j = 0; j + 1 < Group; ++j) cur[j] = cur[j + 1];
       }
     }
     return -1;
