@@ -68,6 +68,7 @@
 #include <vector>
 
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/batch_phases.hpp"
 #include "warpkv/core/batch_sizing.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
@@ -445,9 +446,10 @@ class bulk_map_base {
     }
     pending_inserts_ += may_insert;
     async_pending_ = true;
-    launch_uncounted<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, pending_.first.data());
-    if constexpr (two_passes)
-      launch_uncounted<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, pending_.second.data(), /*only_full=*/true);
+    const first_t first = make_first(self().ref());
+    const op_t second = make(self().ref());  // the same op as `first` when there is one pass
+    launch_phased<TileSize, Shape>(ex_, n, &first, two_passes ? &second : nullptr, out, pending_.first.data(),
+                                   pending_.second.data());
   }
 
   /// Folds the async calls' counts into size() (waits for them); returns them.
