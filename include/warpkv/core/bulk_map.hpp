@@ -4,6 +4,8 @@
 // that grows the table and re-runs exactly the operations that came back `full`, capacity
 // rounding, reserve / rehash / clear / retrieve_all, and the counters.
 //
+// The contract below is also C++20 concepts (core/map_concepts.hpp: device_map_ref,
+// slot_array_ref, bulk_map), which this base static_asserts for every map.
 // A map derives from bulk_map_base<Map, Ref, Config, TileSize> (and befriends it). Ref is its
 // device ref type (key_type, mapped_type, key_bits, slot_type, insert/insert_or_assign/find/erase
 // with a tile, and the slot layout statics of core/table_passes.hpp). Config has at least
@@ -75,6 +77,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/growth.hpp"
 #include "warpkv/core/hash.hpp"
+#include "warpkv/core/map_concepts.hpp"
 #include "warpkv/core/map_ops.hpp"
 #include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/table_passes.hpp"
@@ -84,6 +87,7 @@ namespace warpkv::detail {
 template <class Derived, class Ref, class Config, int TileSize>
 class bulk_map_base {
   static_assert(valid_tile_size<TileSize>, "TileSize must be 1, 2, 4, 8, 16 or 32");
+  static_assert(device_map_ref<Ref>, "Ref must satisfy warpkv::device_map_ref (core/map_concepts.hpp)");
 
  public:
   using key_type = typename Ref::key_type;
@@ -273,9 +277,30 @@ class bulk_map_base {
   /// `erased`: the tombstone key of maps that have one; maps without tombstones pass `empty`.
   bulk_map_base(const Config& cfg, const execution& ex, key_type empty, key_type erased)
       : cfg_(cfg), ex_(ex), empty_(empty), erased_(erased), seed_(cfg.seed) {
+    static_assert(bulk_map<Derived>, "the map must satisfy warpkv::bulk_map (core/map_concepts.hpp)");
     require(cfg.max_load_factor > 0.0 && cfg.max_load_factor <= 1.0, "max_load_factor", "must be in (0, 1]");
   }
 
+  // ---- the contract --------------------------------------------------------------------------
+ public:
+  /// Whether Derived provides the hooks this base calls (core/map_concepts.hpp, bulk_map).
+  /// Checked here, where the map's private hooks are visible (a map befriends its base).
+  template <class D = Derived>
+  static consteval bool provides_bulk_hooks() {
+    constexpr bool hooks = requires(D& d, const D& cd, std::size_t n, const batch_summary& s) {
+      d.reset_table(true);
+      d.restore_side(d.take_side());  // replaced together, or neither
+      d.prepare_inserts(n);
+      d.on_batch(s);
+      d.maintain();
+      { cd.occupied_bound() } -> std::convertible_to<std::size_t>;
+    };
+    // A table that is not one slot array (chained_map) rebuilds itself.
+    if constexpr (slot_array_ref<Ref>) return hooks;
+    else return hooks && std::is_same_v<decltype(&D::rehash_to), void (D::*)(std::size_t)>;
+  }
+
+ protected:
   // ---- default hooks ---------------------------------------------------------------------
   void prepare_inserts(std::size_t n) { reserve(size_ + n); }
   /// Slots that may be occupied (an async call's room check): the keys; maps with tombstones add them.
