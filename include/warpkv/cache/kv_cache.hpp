@@ -339,12 +339,11 @@ class kv_cache {
     a.evicted_values = ev_values;
     a.evicted_flags = ev_flags;
     a.groups = groups;
-    if (has_reads) {
-      detail::launch_cache_batch<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters);
-      if (reads_only) return;
-    }
-    const detail::cache_batch_op<ref_type> op{a};
-    detail::launch_cache_batch<TileSize>(on, n, op, statuses, counters, has_reads);
+    // The batch engine's two phases (core/batch_phases.hpp), counts summed per tile.
+    const detail::cache_read_op<ref_type> reads{a};
+    const detail::cache_batch_op<ref_type> writes{a};
+    launch_phased<TileSize, batch_shape::serve_loop, status_flush::tile_summed>(
+        on, n, has_reads ? &reads : nullptr, reads_only ? nullptr : &writes, statuses, counters, counters);
   }
 
   /// The operation groups' scratch (set absorption, get_or_set combining): the group table of

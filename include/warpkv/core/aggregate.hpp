@@ -7,6 +7,7 @@
 //
 //   aggregated_fetch_add(g, a, step, want)  lanes of g with `want` get distinct old values
 //   aggregated_load(g, a, order)            one load for the group, the value on every lane
+//   tile_sum(tile, v)                       the sum of v over a whole tile, on every lane
 //   active_lanes                            the group of a warp's lanes that are converged at
 //                                           the point of construction (GPU); the calling thread
 //                                           alone on the host
@@ -101,6 +102,15 @@ WARPKV_HD T aggregated_load(const G& g, atomic_ref<T> a, memory_order o) {
   if (g.thread_rank() == leader) v = a.load(o);
   g.sync();
   return g.shfl(v, leader);
+}
+
+/// The sum of `v` over the lanes of `tile` (every lane of a whole tile of N lanes calls it), on
+/// every lane: a butterfly of log2(N) shuffles. Used to add a tile's counts to shared counters
+/// with one atomic per tile instead of one per lane (core/batch_phases.hpp).
+template <int N, class Tile, class T>
+WARPKV_HD T tile_sum(const Tile& tile, T v) {
+  for (unsigned off = 1; off < static_cast<unsigned>(N); off <<= 1) v += tile.shfl(v, tile.thread_rank() ^ off);
+  return v;
 }
 
 }  // namespace warpkv

@@ -4,6 +4,8 @@
 // that grows the table and re-runs exactly the operations that came back `full`, capacity
 // rounding, reserve / rehash / clear / retrieve_all, and the counters.
 //
+// The contract below is also C++20 concepts (core/map_concepts.hpp: device_map_ref,
+// slot_array_ref, bulk_map), which this base static_asserts for every map.
 // A map derives from bulk_map_base<Map, Ref, Config, TileSize> (and befriends it). Ref is its
 // device ref type (key_type, mapped_type, key_bits, slot_type, insert/insert_or_assign/find/erase
 // with a tile, and the slot layout statics of core/table_passes.hpp). Config has at least
@@ -68,31 +70,24 @@
 #include <vector>
 
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/batch_phases.hpp"
 #include "warpkv/core/batch_sizing.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
+#include "warpkv/core/growth.hpp"
 #include "warpkv/core/hash.hpp"
+#include "warpkv/core/map_concepts.hpp"
 #include "warpkv/core/map_ops.hpp"
 #include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv::detail {
 
-/// Smallest power of two >= n, and at least 64 (two full neighborhoods/windows, so wrap-around
-/// never aliases a bucket with itself).
-inline std::size_t round_capacity(std::size_t n) {
-  std::size_t c = 64;
-  while (c < n) {
-    if (c > (std::size_t{1} << 40)) throw error(errc::out_of_memory, "warpkv: capacity " + std::to_string(n) + " too large");
-    c <<= 1;
-  }
-  return c;
-}
-
 template <class Derived, class Ref, class Config, int TileSize>
 class bulk_map_base {
   static_assert(valid_tile_size<TileSize>, "TileSize must be 1, 2, 4, 8, 16 or 32");
+  static_assert(device_map_ref<Ref>, "Ref must satisfy warpkv::device_map_ref (core/map_concepts.hpp)");
 
  public:
   using key_type = typename Ref::key_type;
@@ -282,23 +277,42 @@ class bulk_map_base {
   /// `erased`: the tombstone key of maps that have one; maps without tombstones pass `empty`.
   bulk_map_base(const Config& cfg, const execution& ex, key_type empty, key_type erased)
       : cfg_(cfg), ex_(ex), empty_(empty), erased_(erased), seed_(cfg.seed) {
+    static_assert(bulk_map<Derived>, "the map must satisfy warpkv::bulk_map (core/map_concepts.hpp)");
     require(cfg.max_load_factor > 0.0 && cfg.max_load_factor <= 1.0, "max_load_factor", "must be in (0, 1]");
   }
 
+  // ---- the contract --------------------------------------------------------------------------
+ public:
+  /// Whether Derived provides the hooks this base calls (core/map_concepts.hpp, bulk_map).
+  /// Checked here, where the map's private hooks are visible (a map befriends its base).
+  template <class D = Derived>
+  static consteval bool provides_bulk_hooks() {
+    constexpr bool hooks = requires(D& d, const D& cd, std::size_t n, const batch_summary& s) {
+      d.reset_table(true);
+      d.restore_side(d.take_side());  // replaced together, or neither
+      d.prepare_inserts(n);
+      d.on_batch(s);
+      d.maintain();
+      { cd.occupied_bound() } -> std::convertible_to<std::size_t>;
+    };
+    // A table that is not one slot array (chained_map) rebuilds itself.
+    if constexpr (slot_array_ref<Ref>) return hooks;
+    else return hooks && std::is_same_v<decltype(&D::rehash_to), void (D::*)(std::size_t)>;
+  }
+
+ protected:
   // ---- default hooks ---------------------------------------------------------------------
   void prepare_inserts(std::size_t n) { reserve(size_ + n); }
   /// Slots that may be occupied (an async call's room check): the keys; maps with tombstones add them.
   std::size_t occupied_bound() const { return size_; }
   void on_batch(const batch_summary&) {}
   void maintain() {
-    if (static_cast<double>(size_) > cfg_.max_load_factor * static_cast<double>(capacity_)) reserve(size_);
+    if (growth().over_load(size_, capacity_)) reserve(size_);
   }
 
-  std::size_t capacity_for(std::size_t keys) const {
-    const double slots = std::ceil(static_cast<double>(keys) / cfg_.max_load_factor);
-    if (!(slots < 1e15)) throw error(errc::out_of_memory, "warpkv: capacity for " + std::to_string(keys) + " keys overflows");
-    return round_capacity(static_cast<std::size_t>(slots));
-  }
+  /// The map's sizing rule (core/growth.hpp) over its maximum load factor.
+  [[nodiscard]] growth_policy growth() const { return growth_policy{cfg_.max_load_factor}; }
+  std::size_t capacity_for(std::size_t keys) const { return growth().capacity_for(keys); }
 
   /// Slots in the array of a table of `capacity` buckets.
   static std::size_t storage_for(std::size_t capacity) {
@@ -328,11 +342,9 @@ class bulk_map_base {
     try {
       const std::size_t old_slot_count = storage_for(old_capacity);
       buffer<status> statuses(old_slot_count, ex_);
-      std::uint64_t seed = seed_;
-      for (int attempt = 0;; ++attempt) {
-        if (attempt >= 64) throw error(errc::capacity, "warpkv: rehash could not place every key");
-        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
-        allocate(capacity, seed);
+      rebuild_until_placed(capacity, seed_, "warpkv: rehash could not place every key",
+                           [&](std::size_t slots, std::uint64_t seed) {
+        allocate(slots, seed);
         // A ref with a fast insert places the entries lock-free first and only the ones it hands
         // back (all candidate buckets full) with the complete protocol.
         const reinsert_op<Ref> complete{self().ref(), old_slots.data(), to_bits(empty_), to_bits(erased_)};
@@ -346,9 +358,8 @@ class bulk_map_base {
         } else {
           s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters());
         }
-        if (s[status::full] == 0) break;
-        if (attempt % 2 == 1) capacity *= 2;
-      }
+        return s[status::full] == 0;
+      });
     } catch (...) {
       slots_ = std::move(old_slots);
       capacity_ = old_capacity;
@@ -460,9 +471,10 @@ class bulk_map_base {
     }
     pending_inserts_ += may_insert;
     async_pending_ = true;
-    launch_uncounted<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, pending_.first.data());
-    if constexpr (two_passes)
-      launch_uncounted<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, pending_.second.data(), /*only_full=*/true);
+    const first_t first = make_first(self().ref());
+    const op_t second = make(self().ref());  // the same op as `first` when there is one pass
+    launch_phased<TileSize, Shape>(ex_, n, &first, two_passes ? &second : nullptr, out, pending_.first.data(),
+                                   pending_.second.data());
   }
 
   /// Folds the async calls' counts into size() (waits for them); returns them.
@@ -472,8 +484,7 @@ class bulk_map_base {
     const batch_summary again = pending_.second.read();
     std::uint64_t rerun = 0;
     for (const auto c : again.count) rerun += c;
-    s.count[static_cast<int>(status::full)] -= rerun;
-    s += again;
+    replace_full(s, rerun, again);
     pending_.first.zero();
     pending_.second.zero();
     async_pending_ = false;
@@ -563,21 +574,13 @@ class bulk_map_base {
     if (!std::is_same_v<first_t, op_t> && part[status::full] > 0) {  // the slow pass of the same batch
       const std::uint64_t deferred = part[status::full];
       part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
-      total.count[static_cast<int>(status::full)] -= deferred;
-      total += part;
+      replace_full(total, deferred, part);
       account(part);
     }
-    for (int round = 0; part[status::full] > 0; ++round) {
-      if (round >= 64)
-        throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " could not place " +
-                                        std::to_string(part[status::full]) + " keys after 64 growth rounds");
-      grow(part[status::full]);
-      const std::uint64_t was_full = part[status::full];
-      part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
-      total.count[static_cast<int>(status::full)] -= was_full;
-      total += part;
-      account(part);
-    }
+    total = rerun_until_placed(
+        total, part, map_label{"warpkv: ", Derived::map_name},
+        [&] { return launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true); },
+        [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
     self().maintain();
     throw_if_invalid(total);
     return total;
@@ -588,13 +591,8 @@ class bulk_map_base {
     self().on_batch(s);
   }
 
-  /// Called when `pending` inserts found no room: enough capacity for all of them, doubled if the
-  /// table is loaded, otherwise only a new seed (keys that collide under one hash rarely collide
-  /// under another).
-  void grow(std::uint64_t pending) {
-    const bool loaded = load_factor() >= 0.5 * cfg_.max_load_factor;
-    self().rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
-  }
+  /// Called when `pending` inserts found no room: the growth policy's new capacity (core/growth.hpp).
+  void grow(std::uint64_t pending) { self().rehash_to(growth().grow_to(capacity_, size_, pending)); }
 
 };
 

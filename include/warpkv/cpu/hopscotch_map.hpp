@@ -39,6 +39,7 @@
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/bulk_map.hpp"
 #include "warpkv/core/error.hpp"
+#include "warpkv/core/growth.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/key_value.hpp"
 #include "warpkv/core/status.hpp"
@@ -321,12 +322,9 @@ class hopscotch_map {
 
   const table_t& table() const { return *current_.load(std::memory_order_acquire); }
 
-  std::size_t capacity_for(std::size_t keys) const {
-    const double slots = std::ceil(static_cast<double>(keys) / cfg_.max_load_factor);
-    if (!(slots < 1e15))
-      throw error(errc::out_of_memory, "warpkv: capacity for " + std::to_string(keys) + " keys overflows");
-    return warpkv::detail::round_capacity(static_cast<std::size_t>(slots));
-  }
+  /// The sizing rule of core/growth.hpp over the map's maximum load factor.
+  warpkv::detail::growth_policy growth() const { return warpkv::detail::growth_policy{cfg_.max_load_factor}; }
+  std::size_t capacity_for(std::size_t keys) const { return growth().capacity_for(keys); }
   std::unique_ptr<table_t> make_table(std::size_t buckets, std::uint64_t seed) const {
     return std::make_unique<table_t>(buckets, std::min(cfg_.max_probe, buckets), cfg_.neighborhood,
                                      static_cast<unsigned>(std::countr_zero(cfg_.segment_size)), seed, empty_bits_);
@@ -479,20 +477,16 @@ class hopscotch_map {
     if (current_.load(std::memory_order_acquire) != from) return;  // another thread resized it
     for (std::size_t i = 0; i < from->num_segments; ++i) detail::lock_segment(from->segments[i]);
     const auto entries = static_cast<std::size_t>(from->entries());
-    if (buckets == 0) {
-      const bool loaded = static_cast<double>(entries) >= 0.5 * cfg_.max_load_factor * static_cast<double>(from->buckets);
-      buckets = std::max(loaded ? 2 * from->buckets : from->buckets, capacity_for(entries));
-    }
+    if (buckets == 0) buckets = growth().grow_to(from->buckets, entries, 0);
     // Strong guarantee: `from` stays current and unlocked when anything below fails.
     auto unlock_from = [&] {
       for (std::size_t i = 0; i < from->num_segments; ++i) detail::unlock_segment(from->segments[i]);
     };
     try {
       tables_.reserve(tables_.size() + 1);  // the push_back below cannot fail after the switch
-      std::uint64_t seed = from->seed;
-      for (int attempt = 0;; ++attempt) {
-        if (attempt >= 64) throw error(errc::capacity, "warpkv: cpu::hopscotch_map could not place every key after 64 rebuilds");
-        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
+      warpkv::detail::rebuild_until_placed(buckets, from->seed, "warpkv: cpu::hopscotch_map could not place every key after 64 rebuilds",
+                                           [&](std::size_t attempt_buckets, std::uint64_t seed) {
+        buckets = attempt_buckets;  // named by the out-of-memory error below
         auto fresh = make_table(buckets, seed);
         bool ok = true;
         for (std::size_t s = 0; s < from->slots() && ok; ++s) {
@@ -501,13 +495,11 @@ class hopscotch_map {
           status st{};
           ok = insert_into(*fresh, k, from->value(s).load(memory_order::relaxed), false, false, st) == outcome::done;
         }
-        if (ok) {
-          current_.store(fresh.get(), std::memory_order_release);  // writers that now lock `from` see it is stale
-          tables_.push_back(std::move(fresh));
-          break;
-        }
-        if (attempt % 2 == 1) buckets *= 2;
-      }
+        if (!ok) return false;
+        current_.store(fresh.get(), std::memory_order_release);  // writers that now lock `from` see it is stale
+        tables_.push_back(std::move(fresh));
+        return true;
+      });
     } catch (const std::bad_alloc&) {
       unlock_from();
       throw error(errc::out_of_memory, "warpkv: cpu::hopscotch_map cannot allocate a table of " +
@@ -550,7 +542,7 @@ class hopscotch_map {
     batch_summary sum;
     for (int k = 0; k < num_status_kinds; ++k) sum.count[k] = counts[k].load(std::memory_order_relaxed);
     reclaim();
-    if (sum[status::inserted] > 0 && static_cast<double>(size()) > cfg_.max_load_factor * static_cast<double>(capacity()))
+    if (sum[status::inserted] > 0 && growth().over_load(size(), capacity()))
       reserve(size());
     if (cfg_.throw_on_invalid_key && sum[status::invalid_key] > 0)
       throw error(errc::invalid_key, "warpkv: " + std::to_string(sum[status::invalid_key]) +

@@ -128,9 +128,7 @@ class open_addressing_map
     if (tombstones_ > 0 && (static_cast<double>(tombstones_) > threshold || over_load(this->size_ + tombstones_)))
       cleanup();
   }
-  bool over_load(std::size_t occupied) const {
-    return static_cast<double>(occupied) > this->cfg_.max_load_factor * static_cast<double>(this->capacity_);
-  }
+  bool over_load(std::size_t occupied) const { return this->growth().over_load(occupied, this->capacity_); }
 
   buffer<std::uint32_t> ready_;  // bit i: slot i's first value is published
   std::size_t tombstones_ = 0;

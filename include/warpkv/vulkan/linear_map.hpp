@@ -35,6 +35,7 @@
 
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/error.hpp"
+#include "warpkv/core/growth.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/vulkan/buffer.hpp"
@@ -369,21 +370,12 @@ class linear_map {
     return detail::translate(what, std::forward<F>(f));
   }
 
-  static std::size_t round_capacity(std::size_t n) {
-    std::size_t c = 64;
-    while (c < n) {
-      if (c >= (std::size_t{1} << 31))
-        throw error(errc::out_of_memory, "warpkv::vulkan: capacity " + std::to_string(n) + " too large");
-      c <<= 1;
-    }
-    return c;
+  /// The sizing rule of core/growth.hpp, with the Vulkan limit (a 32-bit index per slot).
+  warpkv::detail::growth_policy growth() const {
+    return warpkv::detail::growth_policy{cfg_.max_load_factor, std::size_t{1} << 31, "warpkv::vulkan"};
   }
-  std::size_t capacity_for(std::size_t keys) const {
-    const double slots = std::ceil(static_cast<double>(keys) / cfg_.max_load_factor);
-    if (!(slots < 1e15))
-      throw error(errc::out_of_memory, "warpkv: capacity for " + std::to_string(keys) + " keys overflows");
-    return round_capacity(static_cast<std::size_t>(slots));
-  }
+  std::size_t round_capacity(std::size_t n) const { return growth().round(n); }
+  std::size_t capacity_for(std::size_t keys) const { return growth().capacity_for(keys); }
   std::size_t max_probe() const {
     return cfg_.max_probe == 0 || cfg_.max_probe >= capacity_ ? capacity_ : cfg_.max_probe;
   }
@@ -506,26 +498,20 @@ class linear_map {
       statuses = scratch.view();
     }
     batch_summary part = launch(uniform_op, ops, keys, values, n, statuses, values_out, false);
-    batch_summary total = part;
     account(part);
     // Re-run the full operations after growth and the retried ones (ST_RETRY: an insert that met
     // a pending claim of its key; counted in no status) until every operation has its status.
-    int growths = 0, retries = 0;
-    while (part[status::full] > 0 || last_retries_ > 0) {
-      if (part[status::full] > 0) {
-        if (growths++ >= 64)
-          throw error(errc::capacity, "warpkv::vulkan::linear_map could not place " +
-                                          std::to_string(part[status::full]) + " keys after 64 growth rounds");
-        grow(part[status::full]);
-      } else if (retries++ >= 4096) {  // each re-run completes every claim the last one left pending
-        throw error(errc::vulkan, "warpkv::vulkan::linear_map: inserts still met pending claims after 4096 re-runs");
-      }
-      const std::uint64_t was_full = part[status::full];
-      part = launch(uniform_op, ops, keys, values, n, statuses, values_out, true);
-      total.count[static_cast<int>(status::full)] -= was_full;
-      total += part;
-      account(part);
-    }
+    int retries = 0;
+    const batch_summary total = warpkv::detail::rerun_until_placed(
+        part, part, warpkv::detail::map_label{"", "warpkv::vulkan::linear_map"},
+        [&] { return launch(uniform_op, ops, keys, values, n, statuses, values_out, true); },
+        [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); },
+        [&] {
+          if (last_retries_ == 0) return false;
+          if (retries++ >= 4096)  // each re-run completes every claim the last one left pending
+            throw error(errc::vulkan, "warpkv::vulkan::linear_map: inserts still met pending claims after 4096 re-runs");
+          return true;
+        });
     maintain();
     throw_if_invalid(total);
     return total;
@@ -541,20 +527,14 @@ class linear_map {
     size_ -= s[status::erased];
     tombstones_ += s[status::erased];
   }
-  bool over_load(std::size_t occupied) const {
-    return static_cast<double>(occupied) > cfg_.max_load_factor * static_cast<double>(capacity_);
-  }
+  bool over_load(std::size_t occupied) const { return growth().over_load(occupied, capacity_); }
   void maintain() {
     if (over_load(size_)) reserve(size_);
     const double threshold = cfg_.tombstone_threshold * static_cast<double>(capacity_);
     if (tombstones_ > 0 && (static_cast<double>(tombstones_) > threshold || over_load(size_ + tombstones_))) cleanup();
   }
-  /// `pending` inserts found no room: enough capacity for all of them, doubled if the table is
-  /// loaded, otherwise only a new seed.
-  void grow(std::uint64_t pending) {
-    const bool loaded = load_factor() >= 0.5 * cfg_.max_load_factor;
-    rehash_to(std::max(loaded ? capacity_ * 2 : capacity_, capacity_for(size_ + pending)));
-  }
+  /// `pending` inserts found no room: the growth policy's new capacity (core/growth.hpp).
+  void grow(std::uint64_t pending) { rehash_to(growth().grow_to(capacity_, size_, pending)); }
 
   void record_reset(const vk::raii::CommandBuffer& cb) const {
     cb.fillBuffer(slots_.handle(), 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);  // every key (and value) = empty
@@ -587,17 +567,14 @@ class linear_map {
     const std::uint64_t old_seed = seed_;
     const std::size_t old_tombstones = tombstones_;
     try {
-      std::uint64_t seed = seed_;
-      for (int attempt = 0;; ++attempt) {
-        if (attempt >= 64) throw error(errc::capacity, "warpkv::vulkan: rehash could not place every key");
-        seed = fmix64(seed + 0x9e3779b97f4a7c15ull);
-        allocate(capacity, seed);
+      warpkv::detail::rebuild_until_placed(capacity, seed_, "warpkv::vulkan: rehash could not place every key",
+                                   [&](std::size_t slots, std::uint64_t seed) {
+        allocate(slots, seed);
         detail::bindings b{};
         b[2] = old_slots.view();
         counted_pass(*reinsert_, b, params(static_cast<std::uint32_t>(old_capacity)));
-        if (read_counts()[static_cast<int>(status::full)] == 0) break;
-        if (attempt % 2 == 1) capacity *= 2;
-      }
+        return read_counts()[static_cast<int>(status::full)] == 0;
+      });
     } catch (...) {
       slots_ = std::move(old_slots);
       ready_ = std::move(old_ready);

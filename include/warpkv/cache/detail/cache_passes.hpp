@@ -9,6 +9,7 @@
 #include "warpkv/cache/detail/op_groups.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/batch_phases.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/status.hpp"
 
@@ -37,7 +38,7 @@ struct cache_batch_args {
 };
 
 /// A batch's write phase: operation i, any kind (the read phase, cache_read_op, has done the
-/// reads; batch_body::only_full runs only the operations it left).
+/// reads; the batch engine runs only the operations it left: core/batch_phases.hpp).
 template <class Ref>
 struct cache_batch_op : cache_batch_args<Ref> {
   using Key = typename Ref::key_type;
@@ -101,7 +102,7 @@ struct op_groups_pass_fn {
 /// hits is done here (its value copied out, recency refreshed), and so is a combined one (it
 /// finds its winner's value, copied by the fix-up pass); every other operation (a get_or_set
 /// that missed, set, add, erase) reports `full`, the marker of the operations the write phase
-/// (cache_batch_op, batch_body::only_full) runs. A batch of only gets or contains is this phase
+/// (cache_batch_op, the second phase of launch_phased, core/batch_phases.hpp) runs. A batch of only gets or contains is this phase
 /// alone. The phases are one batch: its operations are concurrent, so running its reads before
 /// its writes is one of its valid executions.
 template <class Ref>
@@ -125,34 +126,6 @@ struct cache_read_op : cache_batch_args<Ref> {
     }
   }
 };
-
-/// The foundation's batch body with the status counts summed over the tile before they are
-/// added to the shared counters (one atomic per tile and status, not one per lane: at full
-/// occupancy an H100 runs ~270k threads, whose same-address adds meet at one L2 slice).
-template <int T, class Op>
-struct cache_batch_body : batch_body<T, Op> {
-  using typename batch_body<T, Op>::accumulator;
-  template <class Tile>
-  WARPKV_HD void flush(const Tile& tile, accumulator& acc) const {
-    if (this->counters == nullptr) return;
-    for (int k = 0; k < num_status_kinds; ++k) {
-      unsigned long long c = acc.c[k];
-      for (unsigned off = 1; off < static_cast<unsigned>(T); off <<= 1) c += tile.shfl(c, tile.thread_rank() ^ off);
-      if (tile.thread_rank() == 0 && c != 0)
-        atomic_ref<unsigned long long>(this->counters[k]).fetch_add(c, memory_order::relaxed);
-    }
-  }
-};
-
-/// Queues operations [0, n) of `op` as one launch on `ex`; `counters` null: no status counts;
-/// `only_full`: only the operations whose status is `full` run (the write phase of a batch).
-template <int T, class Op>
-void launch_cache_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, unsigned long long* counters,
-                        bool only_full = false) {
-  if (n == 0) return;
-  cache_batch_body<T, Op> body{{op, n, statuses, counters, only_full}};
-  launch<T>(ex, (n + T - 1) / T, body);
-}
 
 /// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
 /// move counters cleared alongside.
