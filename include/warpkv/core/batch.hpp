@@ -94,6 +94,12 @@ struct tile_op_body {
     if constexpr (requires { Op::register_budget; }) return Op::register_budget;
     else return 0;
   }();
+  /// One-lane tiles of an op whose ref asks for it launch a tile per operation instead of a
+  /// persistent grid (core/launcher.hpp, persistent_grid).
+  static constexpr bool thread_per_item = [] {
+    if constexpr (requires { Op::thread_per_op; }) return T == 1 && Op::thread_per_op;
+    else return false;
+  }();
   Op op;
   std::size_t n;
   status* statuses;              // may be null (then only_full must be false)

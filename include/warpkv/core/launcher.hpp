@@ -83,6 +83,18 @@ constexpr int min_blocks_of() {
   return 0;
 }
 
+/// Whether a body's kernel runs as a persistent grid (as many blocks as fit at once, each tile
+/// striding over the work) or as one tile per work item (a block per tiles_per_block items, the
+/// hardware scheduling blocks as others finish; cuco's launch). A body that declares
+/// `thread_per_item = true` gets the latter: for one-lane tiles of the open-addressing maps it
+/// ran inserts 14-32 % and finds up to 13 % faster on an H100, for wider tiles it was slower
+/// (docs/perf.md, session 11, call J).
+template <class Body>
+constexpr bool persistent_grid() {
+  if constexpr (requires { Body::thread_per_item; }) return !Body::thread_per_item;
+  return true;
+}
+
 template <int N, class Body>
 __global__ void __launch_bounds__(block_threads, min_blocks_of<Body>()) tile_kernel(Body body, std::size_t num_tiles) {
   namespace cg = cooperative_groups;
@@ -109,7 +121,9 @@ void launch_cuda(std::size_t num_tiles, const Body& body, cudaStream_t stream) {
   }();
   constexpr std::size_t tiles_per_block = block_threads / N;
   const std::size_t wanted = (num_tiles + tiles_per_block - 1) / tiles_per_block;
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(wanted, static_cast<std::size_t>(resident_blocks)));
+  constexpr std::size_t max_grid = 0x7fffffff;  // gridDim.x limit; beyond it the tiles stride
+  const std::size_t blocks = persistent_grid<Body>() ? static_cast<std::size_t>(resident_blocks) : max_grid;
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(wanted, blocks));
   tile_kernel<N, Body><<<grid, block_threads, 0, stream>>>(body, num_tiles);
   WARPKV_CUDA_CHECK_LAUNCH("tile_kernel launch");
 }

@@ -28,6 +28,14 @@ constexpr int hot_register_budget_of() {
   else return 0;
 }
 
+/// Whether a ref's uniform batches with one-lane tiles launch a thread per operation
+/// (`static constexpr bool thread_per_op = true` on the ref) rather than a persistent grid.
+template <class Ref>
+constexpr bool thread_per_op_of() {
+  if constexpr (requires { Ref::thread_per_op; }) return Ref::thread_per_op;
+  else return false;
+}
+
 /// The find-only kernel's budget: `static constexpr int find_register_budget` on the ref, else
 /// its hot_register_budget.
 template <class Ref>
@@ -39,6 +47,7 @@ constexpr int find_register_budget_of() {
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
   static constexpr int register_budget = hot_register_budget_of<Ref>();
+  static constexpr bool thread_per_op = thread_per_op_of<Ref>();
   Ref ref;
   const Key* keys;
   const Value* values;
@@ -55,6 +64,7 @@ struct insert_op {
 template <class Ref, class Key, class Value>
 struct find_op {
   static constexpr int register_budget = find_register_budget_of<Ref>();
+  static constexpr bool thread_per_op = thread_per_op_of<Ref>();
   Ref ref;
   const Key* keys;
   Value* values_out;  // may be null
@@ -78,6 +88,7 @@ struct find_op {
 template <class Ref, class Key>
 struct erase_op {
   static constexpr int register_budget = hot_register_budget_of<Ref>();
+  static constexpr bool thread_per_op = thread_per_op_of<Ref>();
   Ref ref;
   const Key* keys;
   template <class Tile>
