@@ -41,6 +41,19 @@ enum class batch_shape { serve_loop, op_per_tile };
 
 namespace detail {
 
+/// Per-lane status counts held in registers. add() indexes by constants only: a run-time index
+/// (`++c[int(s)]`) put the counters in local memory.
+template <class Count>
+struct status_counts {
+  Count c[num_status_kinds] = {};
+  WARPKV_HD void add(status s) {
+#if WARPKV_DEVICE_PASS
+#pragma unroll
+#endif
+    for (int k = 0; k < num_status_kinds; ++k) c[k] += static_cast<int>(s) == k ? Count{1} : Count{0};
+  }
+};
+
 /// Op: copyable, `template <class Tile> WARPKV_HD status operator()(const Tile&, std::size_t i) const`,
 /// called by every lane of the tile for operation i; returns the same status on every lane.
 template <int T, class Op>
@@ -51,9 +64,7 @@ struct batch_body {
   unsigned long long* counters;  // num_status_kinds counters in the backend's memory, or null
   bool only_full;                // re-run only operations whose previous status was `full`
 
-  struct accumulator {
-    unsigned long long c[num_status_kinds] = {};
-  };
+  using accumulator = status_counts<unsigned long long>;
 
   template <class Tile>
   WARPKV_HD void operator()(const Tile& tile, std::size_t tile_index, accumulator& acc) const {
@@ -65,11 +76,7 @@ struct batch_body {
       const status s = op(tile, j);
       if (rank == lane) {
         statuses[j] = s;
-        // Constant indices (a run-time index put the counters in local memory).
-#if WARPKV_DEVICE_PASS
-#pragma unroll
-#endif
-        for (int k = 0; k < num_status_kinds; ++k) acc.c[k] += static_cast<int>(s) == k ? 1u : 0u;
+        acc.add(s);
       }
     });
   }
@@ -106,9 +113,7 @@ struct tile_op_body {
   unsigned long long* counters;  // num_status_kinds counters, or null
   bool only_full;                // re-run only operations whose previous status was `full`
 
-  struct accumulator {
-    unsigned c[num_status_kinds] = {};
-  };
+  using accumulator = status_counts<unsigned>;
 
   template <class Tile>
   WARPKV_HD void operator()(const Tile& tile, std::size_t i, accumulator& acc) const {
@@ -116,10 +121,7 @@ struct tile_op_body {
     const status s = op(tile, i);
     if (tile.thread_rank() == 0) {
       if (statuses != nullptr) statuses[i] = s;
-#if WARPKV_DEVICE_PASS
-#pragma unroll
-#endif
-      for (int k = 0; k < num_status_kinds; ++k) acc.c[k] += static_cast<int>(s) == k ? 1u : 0u;
+      acc.add(s);
     }
   }
 

@@ -203,7 +203,7 @@ class open_addressing_ref {
     if (is_sentinel(kb)) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     const std::uint64_t mine = pair::pack(kb, vb);
-    auto decide = [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
+    const int r = walk_words(t, kb, [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
       // k itself comes first (act on it, no claim); then the empty slots in probe order. An
       // assign that finds k tombstoned under it falls through to this window's empty slots:
       // skipping them would let this upsert insert k beyond a slot where another insert of k
@@ -243,8 +243,7 @@ class open_addressing_ref {
         if (result != go_on) return outcome_status(result);
       }
       return -1;
-    };
-    const int r = walk_impl<std::uint64_t>(t, kb, decide);
+    });
     return r < 0 ? status::full : static_cast<status>(r);
   }
 
