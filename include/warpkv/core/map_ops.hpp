@@ -44,9 +44,19 @@ constexpr int find_register_budget_of() {
   else return hot_register_budget_of<Ref>();
 }
 
+/// The budget of the complete insert's kernel where it is a second launch behind a fast first
+/// one (has_fast_bulk_inserts): `static constexpr int slow_register_budget` on the ref (0: the
+/// compiler's choice), else the hot budget.
+template <class Ref>
+constexpr int slow_register_budget_of() {
+  if constexpr (requires { Ref::slow_register_budget; }) return Ref::slow_register_budget;
+  else return hot_register_budget_of<Ref>();
+}
+
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
-  static constexpr int register_budget = hot_register_budget_of<Ref>();
+  static constexpr int register_budget =
+      P == pass::complete && has_fast_bulk_inserts<Ref> ? slow_register_budget_of<Ref>() : hot_register_budget_of<Ref>();
   static constexpr bool thread_per_op = thread_per_op_of<Ref>();
   Ref ref;
   const Key* keys;

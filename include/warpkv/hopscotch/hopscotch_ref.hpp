@@ -73,15 +73,37 @@ class hopscotch_ref {
   /// First slot of k's stash window, as an index into the stash (slot capacity() + i of storage).
   WARPKV_HD std::size_t stash_home(Key k) const { return stash_home_bits(to_bits(k)); }
 
+  /// The bulk API runs uniform insert batches through insert_fast first (issue 23's hot kernel and
+  /// slow pass): it carries no displacement and no stash insert, and hands an insert that found no
+  /// free slot within the neighborhood back as status::full; the bulk API re-runs exactly those
+  /// with insert() in a second launch of the same batch (core/bulk_map.hpp `run`).
+  static constexpr bool fast_bulk_inserts = true;
+  /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
+  /// core/launcher.hpp). The complete insert (displacement, stash) runs only in the second
+  /// launch and keeps the compiler's choice (slow_register_budget 0).
+  static constexpr int hot_register_budget = 48;
+  static constexpr int slow_register_budget = 0;
+
   /// Inserts (k, v) if k is absent: inserted, found (k present, unchanged), full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert(const Tile& t, Key k, Value v) const {
-    return upsert(t, to_bits(k), to_bits(v), false);
+    return upsert<true>(t, to_bits(k), to_bits(v), false);
   }
   /// Inserts (k, v) or replaces k's value: inserted, assigned, full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
-    return upsert(t, to_bits(k), to_bits(v), true);
+    return upsert<true>(t, to_bits(k), to_bits(v), true);
+  }
+  /// insert / insert_or_assign without the rare paths: status::full also when the neighborhood has
+  /// no free slot now (displacement or the stash might place k); the table is then unchanged for
+  /// k. Linearizable like insert() when it answers anything else.
+  template <class Tile>
+  WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const {
+    return upsert<false>(t, to_bits(k), to_bits(v), false);
+  }
+  template <class Tile>
+  WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const {
+    return upsert<false>(t, to_bits(k), to_bits(v), true);
   }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
@@ -204,7 +226,11 @@ class hopscotch_ref {
         }
       }
       const bool overflow = detail::hop::overflowed(h);
-      if (s.offset < 0 && overflow) search_stash(t, kb, s);
+      if (s.offset < 0 && overflow) {
+        const stash_hit hit = search_stash(t, kb);
+        s.stash = hit.slot;
+        if (hit.slot >= 0) s.value = hit.value;
+      }
       if ((bm == 0 && !overflow) || (layout::packed && s.found())) return s;
       atomic_thread_fence(memory_order::acquire);
       const std::uint64_t again = hop_ref(b).load(memory_order::relaxed);
@@ -212,21 +238,30 @@ class hopscotch_ref {
     }
   }
 
-  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...) and records a hit in s.
+  /// A key's place in the stash: its slot's index (-1: not there) and value.
+  struct stash_hit {
+    long slot;
+    value_bits value;
+  };
+
+  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...).
   template <class Tile>
-  WARPKV_HD void search_stash(const Tile& t, key_bits kb, snapshot& s) const {
+  WARPKV_HD stash_hit search_stash(const Tile& t, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     const std::size_t first = stash_home_bits(kb);
+#if WARPKV_DEVICE_PASS
+#pragma unroll 1  // unrolled, its loads were hoisted into every find and insert kernel (perf.md, session 7)
+#endif
     for (unsigned base = 0; base < detail::stash_window; base += T) {
       const auto e = layout::load(stash_[stash_idx(first, base + t.thread_rank())], memory_order::relaxed);
       const std::uint32_t hits = t.ballot(e.key == kb);
       if (hits != 0) {
         const int lane = lowest_lane(hits);
-        s.stash = static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane)));
-        s.value = t.shfl(e.value, static_cast<unsigned>(lane));
-        return;
+        return {static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane))),
+                t.shfl(e.value, static_cast<unsigned>(lane))};
       }
     }
+    return {-1, value_bits{}};
   }
 
   /// Places kb in the stash: lane 0 locks b from the search's word h (unlocked, kb absent, no
@@ -402,7 +437,9 @@ class hopscotch_ref {
     if (t.thread_rank() == 0) layout::mark(slots_[slot], empty_, 0, memory_order::release);
   }
 
-  template <class Tile>
+  /// Complete: displacement and the stash when the neighborhood is full; otherwise the fast
+  /// path alone, which answers full where the complete insert would start displacing.
+  template <bool Complete, class Tile>
   WARPKV_HD status upsert(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
     if (kb == empty_ || kb == claimed_) return status::invalid_key;
     const std::size_t b = home_bits(kb);
@@ -435,6 +472,11 @@ class hopscotch_ref {
         backoff(++waits);  // b changed under us: another writer won this round
         continue;
       }
+      if constexpr (!Complete) {
+        // No free slot within reach: nothing of this round is held (no claim, no lock), so
+        // handing kb to the complete insert leaves the table as it was for kb.
+        return status::full;
+      } else {
       // Slow path: claim a free slot beyond the neighborhood and hop it back toward b. When
       // the hole gets stuck (no bucket in its window has a member before it), try the next free
       // slot further out: its window may be open. Once that failed, retries (a stash CAS lost to
@@ -495,6 +537,7 @@ class hopscotch_ref {
           break;  // assign through the outer loop
         }
       }
+      }  // Complete
     }
   }
 
