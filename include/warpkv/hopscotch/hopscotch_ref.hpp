@@ -110,7 +110,7 @@ class hopscotch_ref {
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_ || kb == claimed_) return status::invalid_key;
-    const snapshot s = search(t, home_bits(kb), kb);
+    const snapshot s = search<stash_scan::all_at_once>(t, home_bits(kb), kb);
     if (!s.found()) return status::not_found;
     if (out != nullptr) *out = from_bits<Value>(s.value);
     return status::found;
@@ -157,6 +157,8 @@ class hopscotch_ref {
   WARPKV_HD static void init_slot(slot_type& s, Key empty_key) { layout::init(s, to_bits(empty_key)); }
 
  private:
+  /// How search reads a stash window (see search_stash).
+  enum class stash_scan { all_at_once, one_window_at_a_time };
   struct snapshot {
     std::uint64_t hop;  // hop word of the home bucket the reads were made under
     int offset;         // offset of the key in the neighborhood, -1 if not there
@@ -197,7 +199,7 @@ class hopscotch_ref {
   /// map), so a packed hit needs no second look. A miss is accepted when b names no slot and has
   /// no overflow, or when every lane re-reads the same hop word after its slot reads (no member
   /// moved, left or entered the stash meanwhile); otherwise the search starts over.
-  template <class Tile>
+  template <stash_scan Scan = stash_scan::one_window_at_a_time, class Tile>
   WARPKV_HD snapshot search(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     const unsigned rank = t.thread_rank();
@@ -227,7 +229,7 @@ class hopscotch_ref {
       }
       const bool overflow = detail::hop::overflowed(h);
       if (s.offset < 0 && overflow) {
-        const stash_hit hit = search_stash(t, kb);
+        const stash_hit hit = search_stash<Scan>(t, kb);
         s.stash = hit.slot;
         if (hit.slot >= 0) s.value = hit.value;
       }
@@ -244,24 +246,35 @@ class hopscotch_ref {
     value_bits value;
   };
 
-  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...).
-  template <class Tile>
+  /// The tile reads kb's stash window (lane r takes slots r, r+T, ...), all of it at once (loads
+  /// issued together: the find kernels, measured faster on misses at load 0.9 and within their
+  /// register budget) or one tile-wide window per round trip (the insert and erase kernels: the
+  /// unrolled loop spilled in the fast insert kernel, 56-484 B).
+  template <stash_scan Scan, class Tile>
   WARPKV_HD stash_hit search_stash(const Tile& t, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     const std::size_t first = stash_home_bits(kb);
-#if WARPKV_DEVICE_PASS
-#pragma unroll 1  // unrolled, its loads were hoisted into every find and insert kernel (perf.md, session 7)
-#endif
-    for (unsigned base = 0; base < detail::stash_window; base += T) {
+    stash_hit hit{-1, value_bits{}};
+    const auto look = [&](unsigned base) {
       const auto e = layout::load(stash_[stash_idx(first, base + t.thread_rank())], memory_order::relaxed);
       const std::uint32_t hits = t.ballot(e.key == kb);
-      if (hits != 0) {
-        const int lane = lowest_lane(hits);
-        return {static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane))),
-                t.shfl(e.value, static_cast<unsigned>(lane))};
-      }
+      if (hits == 0) return false;
+      const int lane = lowest_lane(hits);
+      hit = {static_cast<long>(stash_idx(first, base + static_cast<unsigned>(lane))),
+             t.shfl(e.value, static_cast<unsigned>(lane))};
+      return true;
+    };
+    if constexpr (Scan == stash_scan::all_at_once) {
+      for (unsigned base = 0; base < detail::stash_window; base += T)
+        if (look(base)) break;
+    } else {
+#if WARPKV_DEVICE_PASS
+#pragma unroll 1
+#endif
+      for (unsigned base = 0; base < detail::stash_window; base += T)
+        if (look(base)) break;
     }
-    return {-1, value_bits{}};
+    return hit;
   }
 
   /// Places kb in the stash: lane 0 locks b from the search's word h (unlocked, kb absent, no
