@@ -1982,5 +1982,39 @@ TEST(CacheSubmitter, BulkBadArgumentsQueueNothing) {
   EXPECT_EQ(st, std::vector<status>(n, status::not_found));
 }
 
+#if WARPKV_HAS_CUDA
+// Issue 25's register budget for the cache's hot kernels: the read phase (gets, contains,
+// get_or_set hits) and the write phase's fast pass (set, add, erase, get_or_set's locked path,
+// evictions; cuckoo walks left to the complete pass) stay within their refs' budgets (64
+// registers: four blocks of 256 threads per SM, where the kernel serving every operation and
+// every design at run time took 254 for 24-byte keys) with no local memory. The default design
+// with u64 keys (HierarchicalKV's setting) and with YCSB's byte_key<32>, and the seed's design.
+template <class Cache>
+void expect_cache_kernels_within_budget(const char* name) {
+  using R = typename Cache::ref_type;
+  constexpr int T = Cache::tile_size;
+  cudaFuncAttributes read{}, write{};
+  EXPECT_EQ(cudaFuncGetAttributes(&read, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_read_op<R>>>),
+            cudaSuccess);
+  EXPECT_EQ(cudaFuncGetAttributes(
+                &write, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_write_op<R, cache_pass::fast>>>),
+            cudaSuccess);
+  for (const auto& [what, a, budget] :
+       {std::tuple{"read", read, R::find_register_budget}, std::tuple{"write", write, R::hot_register_budget}}) {
+    EXPECT_LE(a.numRegs, budget) << name << " " << what;
+    EXPECT_EQ(a.localSizeBytes, 0u) << name << " " << what;
+    std::cout << "[ registers ] " << name << " " << what << " " << a.numRegs << " (local " << a.localSizeBytes << " B)\n";
+  }
+}
+
+TEST(CacheKernels, HotPathsKeepTheirRegisterBudget) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
+  expect_cache_kernels_within_budget<kv_cache<std::uint64_t, 8>>("u64 W=8 optimistic_lru");
+  expect_cache_kernels_within_budget<kv_cache<byte_key<32>, 8>>("byte_key<32> W=8 optimistic_lru");
+  expect_cache_kernels_within_budget<ccht_cache<std::uint64_t>>("u64 ccht");
+}
+#endif
+
 }  // namespace
 }  // namespace warpkv::testing
