@@ -354,20 +354,19 @@ class kv_cache {
     require(statuses != nullptr || !has_reads || reads_only, "statuses", "a batch with reads and writes needs statuses");
     visit([&]<class D>(std::type_identity<D>) {
       using ref_type = ref_of<D>;
-      detail::cache_batch_args<ref_type> a;
-      a.ref = ref_as<D>();
-      a.ops = ops;
-      a.uniform = uniform;
-      a.keys = keys;
-      a.values_in = values_in;
-      a.values_out = values_out;
-      a.expires = expires_at;
-      a.stamp_base = stamp_base;
-      a.now = now;
-      a.evicted_keys = ev_keys;
-      a.evicted_values = ev_values;
-      a.evicted_flags = ev_flags;
-      a.groups = groups;
+      const detail::cache_batch_args<ref_type> a{.ref = ref_as<D>(),
+                                                 .ops = ops,
+                                                 .uniform = uniform,
+                                                 .keys = keys,
+                                                 .values_in = values_in,
+                                                 .values_out = values_out,
+                                                 .expires = expires_at,
+                                                 .stamp_base = stamp_base,
+                                                 .now = now,
+                                                 .evicted_keys = ev_keys,
+                                                 .evicted_values = ev_values,
+                                                 .evicted_flags = ev_flags,
+                                                 .groups = groups};
       // the read phase, then the write phase's fast pass over what it left, then the complete
       // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
       if (has_reads) detail::launch_cache_phase<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters, false);
