@@ -580,7 +580,8 @@ class py_map {
 
 // ---- the cache -------------------------------------------------------------------------------
 
-using cache_t = warpkv::kv_cache<std::uint64_t>;
+// the design (eviction, sync, layout, key_digests) comes from the config dict at run time
+using cache_t = warpkv::kv_cache<std::uint64_t, 4, 4, warpkv::cache_designs::by_config>;
 
 template <class E>
 E parse_enum(const std::string& s, const char* arg, std::initializer_list<std::pair<const char*, E>> names) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <list>
 #include <map>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +33,10 @@
 
 namespace warpkv::testing {
 namespace {
+
+/// A cache whose design comes from cache_config at run time (the tests cycle through designs).
+template <class Key, int W, int T = (W < 8 ? W : 8)>
+using config_cache = kv_cache<Key, W, T, cache_designs::by_config>;
 
 // ---- keys and self-checking values ------------------------------------------------------------
 template <class Key>
@@ -92,8 +98,8 @@ std::size_t scaled(std::size_t n, std::size_t at_least = 1) {
 // ---- sequential model from the cache's own eviction reports ------------------------------
 template <class Cache>
 class CacheModel : public ::testing::Test {};
-using ModelCaches = ::testing::Types<kv_cache<std::uint64_t, 4, 1>, kv_cache<std::uint64_t, 8, 2>,
-                                     kv_cache<byte_key<32>, 4, 1>, kv_cache<std::uint64_t, 16, 1>>;
+using ModelCaches = ::testing::Types<config_cache<std::uint64_t, 4, 1>, config_cache<std::uint64_t, 8, 2>,
+                                     config_cache<byte_key<32>, 4, 1>, config_cache<std::uint64_t, 16, 1>>;
 TYPED_TEST_SUITE(CacheModel, ModelCaches);
 
 // One tile serves the batch in index order, so the cache is a deterministic sequential object:
@@ -218,8 +224,8 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
           ASSERT_EQ(check_value(key_id_bits(gone), words_at(ev.values, next_ev, cache.value_stride()), words),
                     model[gone_id]);
           // it was one of the new key's two buckets' entries
-          const auto p = cache.ref().buckets_of(keys[i]);
-          const auto q = cache.ref().buckets_of(gone);
+          const auto p = cache.with_ref([&](const auto& r) { return r.buckets_of(keys[i]); });
+          const auto q = cache.with_ref([&](const auto& r) { return r.buckets_of(gone); });
           ASSERT_TRUE(q.first == p.first || q.first == p.second || q.second == p.first || q.second == p.second);
           model.erase(gone_id);
           ++next_ev;
@@ -243,7 +249,7 @@ TEST(CacheLru, RandomPolicyEvictsSomeoneElse) {
   cfg.capacity = 8;
   cfg.value_bytes = 8;
   cfg.eviction = cache_eviction_policy::random;
-  kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+  config_cache<std::uint64_t, 4, 1> cache(cfg, ex);
   std::list<std::uint64_t> lru;
   int not_lru = 0;
   for (std::uint64_t k = 1; k <= 200; ++k) {
@@ -278,7 +284,7 @@ TEST(CacheLru, TwoBucketsAreExactLru) {
     cfg.value_bytes = 8;
     cfg.seed = rng();
     cfg.sync = seed % 2 == 0 ? cache_slot_sync::optimistic : cache_slot_sync::rw_lock;
-    kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+    config_cache<std::uint64_t, 4, 1> cache(cfg, ex);
     std::list<std::uint64_t> lru;  // front = most recent
     auto touch = [&](std::uint64_t k) {
       lru.remove(k);
@@ -335,7 +341,7 @@ TEST(CacheClock, EvictsAnUnreferencedEntryWhileThereIsOne) {
     cfg.seed = rng();
     cfg.eviction = cache_eviction_policy::clock;
     cfg.sync = seed % 2 == 0 ? cache_slot_sync::optimistic : cache_slot_sync::rw_lock;
-    kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+    config_cache<std::uint64_t, 4, 1> cache(cfg, ex);
     std::list<std::uint64_t> lru;   // present keys, front = most recent
     std::set<std::uint64_t> set_bit, clear_bit;  // entries whose bit is known to be set / clear
     for (int step = 0; step < static_cast<int>(scaled(400, 100)); ++step) {
@@ -390,7 +396,7 @@ TEST(CacheClock, EvictsAnUnreferencedEntryWhileThereIsOne) {
     cfg.value_bytes = 8;
     cfg.eviction = cache_eviction_policy::clock;
     cfg.sync = sync;
-    kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+    config_cache<std::uint64_t, 4, 1> cache(cfg, ex);
     std::vector<std::uint64_t> first{1, 2, 3, 4, 5, 6, 7, 8};
     std::vector<status> st(8);
     cache.set(first, std::vector<std::byte>(64), st);
@@ -535,7 +541,7 @@ TEST(CacheExport, RoundTripsEveryLiveEntry) {
     cfg.capacity = 500;
     cfg.value_bytes = 100;
     cfg.layout = layout;
-    kv_cache<byte_key<32>, 8, 4> a(cfg, ex);
+    config_cache<byte_key<32>, 8, 4> a(cfg, ex);
     std::vector<byte_key<32>> keys;
     std::vector<std::uint64_t> versions, exp;
     for (std::uint64_t i = 0; i < 300; ++i) {
@@ -549,7 +555,7 @@ TEST(CacheExport, RoundTripsEveryLiveEntry) {
     const auto e = a.export_entries();
     EXPECT_EQ(e.keys.size(), 270u);
     EXPECT_EQ(a.size(), 270u);
-    kv_cache<byte_key<32>, 8, 4> b(cfg, ex);
+    config_cache<byte_key<32>, 8, 4> b(cfg, ex);
     b.set_time(60);
     const auto ist = b.import_entries(e);
     for (const status s : ist) EXPECT_EQ(s, status::inserted);
@@ -600,16 +606,19 @@ TEST(CacheEviction, SmallCacheEndsFullOfCorrectValues) {
 }
 
 // ---- bad input ---------------------------------------------------------------------------
+/// f() throws a warpkv::error of this code.
+template <class F>
+void expect_error(F&& f, errc code) {
+  try {
+    f();
+    ADD_FAILURE() << "no warpkv::error";
+  } catch (const error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+  }
+}
+
 TEST(CacheBadInput, ClearErrorsAndNothingLost) {
   WARPKV_TEST_EXECUTION(ex);
-  auto expect_error = [](auto&& f, errc code) {
-    try {
-      f();
-      ADD_FAILURE() << "no warpkv::error";
-    } catch (const error& e) {
-      EXPECT_EQ(e.code(), code) << e.what();
-    }
-  };
   expect_error([&] { kv_cache<std::uint64_t> c(cache_config{0, 8}, ex); }, errc::invalid_argument);
   expect_error([&] { kv_cache<std::uint64_t> c(cache_config{8, 0}, ex); }, errc::invalid_argument);
   expect_error([&] { kv_cache<std::uint64_t> c(cache_config{8, max_value_bytes + 1}, ex); }, errc::invalid_argument);
@@ -895,18 +904,64 @@ void race(const execution& ex, cache_config cfg) {
 
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValues) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000});
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 5000});
-  race<kv_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24, .max_kicks = 0});
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000});
+  race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 5000});
+  race<config_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24, .max_kicks = 0});
 }
 
 // The same race with the seed's per-slot reader/writer locks (and clock eviction).
+// The seed's design as its own instantiation (ccht_cache: rw_lock slots, lru, inline values):
+// the same race, its kernels compiled for that design alone.
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInTheSeedsDesign) {
+  WARPKV_TEST_EXECUTION(ex);
+  race<ccht_cache<std::uint64_t>>(ex, {.value_bytes = 100, .max_kicks = 5000});
+  race<ccht_cache<std::uint64_t>>(ex, {.value_bytes = 24, .max_kicks = 0});
+}
+
+// A cache type of a fixed design takes cache_config's design fields only at their defaults or
+// equal to its design's, reports its design's, and by_config follows the config.
+TEST(CacheDesign, FixedDesignsTakeTheirOwnFields) {
+  WARPKV_TEST_EXECUTION(ex);
+  expect_error([&] { kv_cache<std::uint64_t> c({.capacity = 64, .sync = cache_slot_sync::rw_lock}, ex); },
+               errc::invalid_argument);
+  expect_error([&] { ccht_cache<std::uint64_t> c({.capacity = 64, .eviction = cache_eviction_policy::clock}, ex); },
+               errc::invalid_argument);
+  ccht_cache<std::uint64_t> seed({.capacity = 64, .sync = cache_slot_sync::rw_lock}, ex);
+  EXPECT_EQ(seed.config().sync, cache_slot_sync::rw_lock);
+  EXPECT_EQ(seed.config().layout, cache_layout::inline_values);
+  EXPECT_EQ(seed.config().eviction, cache_eviction_policy::lru);
+  static_assert(ccht_cache<std::uint64_t>::ref_type::slot_sync() == cache_slot_sync::rw_lock);
+  static_assert(kv_cache<std::uint64_t>::ref_type::slot_sync() == cache_slot_sync::optimistic);
+  static_assert(kv_cache<std::uint64_t>::ref_type::eviction() == cache_eviction_policy::lru);
+  kv_cache<std::uint64_t> fast({.capacity = 64, .eviction = cache_eviction_policy::lru}, ex);
+  EXPECT_EQ(fast.config().sync, cache_slot_sync::optimistic);
+  config_cache<std::uint64_t, 4, 4> any({.capacity = 64, .eviction = cache_eviction_policy::clock, .key_digests = true}, ex);
+  EXPECT_EQ(any.config().eviction, cache_eviction_policy::clock);
+  EXPECT_TRUE(any.with_ref([](const auto& r) { return r.eviction() == cache_eviction_policy::clock; }));
+  // each serves the same operations
+  const std::vector<std::uint64_t> keys{1, 2, 3};
+  std::vector<std::uint64_t> vals{10, 20, 30};
+  std::vector<std::byte> in(keys.size() * 8), out(keys.size() * 8);
+  std::memcpy(in.data(), vals.data(), in.size());
+  std::vector<status> st(keys.size());
+  auto round_trip = [&](auto& cache) {
+    cache.set(keys, in, st);
+    EXPECT_EQ(st, std::vector<status>(3, status::inserted));
+    cache.get(keys, out, st);
+    EXPECT_EQ(st, std::vector<status>(3, status::found));
+    EXPECT_EQ(std::memcmp(out.data(), in.data(), in.size()), 0);
+  };
+  round_trip(seed);
+  round_trip(fast);
+  round_trip(any);
+}
+
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .sync = cache_slot_sync::rw_lock});
-  race<kv_cache<std::uint64_t, 8, 2>>(
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .sync = cache_slot_sync::rw_lock});
+  race<config_cache<std::uint64_t, 8, 2>>(
       ex, {.value_bytes = 32, .max_kicks = 5000, .eviction = cache_eviction_policy::clock, .sync = cache_slot_sync::rw_lock});
-  race<kv_cache<std::uint64_t, 4, 1>>(
+  race<config_cache<std::uint64_t, 4, 1>>(
       ex, {.value_bytes = 24, .max_kicks = 0, .eviction = cache_eviction_policy::random, .sync = cache_slot_sync::rw_lock});
 }
 
@@ -914,17 +969,17 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderSlotLocks) {
 // others are linearized just before it (statuses from the fix-up pass).
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithSetAbsorption) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .absorb_sets = true});
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true});
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .absorb_sets = true});
+  race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true});
 }
 
 // The same race with get_or_set combining (alone, and with set absorption): of each key's
 // get_or_sets in a batch only the last runs, the others find its value (copied by the fix-up).
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithCombinedGetOrSet) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .combine_get_or_set = true});
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true, .combine_get_or_set = true});
-  race<kv_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24,
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .combine_get_or_set = true});
+  race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .absorb_sets = true, .combine_get_or_set = true});
+  race<config_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24,
                                            .max_kicks = 5000,
                                            .eviction = cache_eviction_policy::clock,
                                            .sync = cache_slot_sync::rw_lock,
@@ -1082,8 +1137,8 @@ TEST(CacheAbsorb, LastSetOfAKeyInABatchWins) {
 // Values inline after their keys (the layout trial's other side), both sync modes.
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInlineLayout) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .layout = cache_layout::inline_values});
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32,
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .layout = cache_layout::inline_values});
+  race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32,
                                            .max_kicks = 5000,
                                            .eviction = cache_eviction_policy::clock,
                                            .sync = cache_slot_sync::rw_lock,
@@ -1095,9 +1150,9 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInlineLayout) {
 // both sync modes, cuckoo moves on and off.
 TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithKeyDigests) {
   WARPKV_TEST_EXECUTION(ex);
-  race<kv_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .key_digests = true});
-  race<kv_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .sync = cache_slot_sync::rw_lock, .key_digests = true});
-  race<kv_cache<std::uint64_t, 16, 4>>(ex, {.value_bytes = 24,
+  race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000, .key_digests = true});
+  race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 0, .sync = cache_slot_sync::rw_lock, .key_digests = true});
+  race<config_cache<std::uint64_t, 16, 4>>(ex, {.value_bytes = 24,
                                             .max_kicks = 5000,
                                             .layout = cache_layout::inline_values,
                                             .combine_get_or_set = true,
@@ -1110,7 +1165,7 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesWithKeyDigests) {
 // an entry in transit is never missed, in either synchronization mode.
 void moves_never_hide_entries(const execution& ex, cache_slot_sync sync, bool key_digests = false) {
   SCOPED_TRACE(::testing::Message() << "sync " << static_cast<int>(sync) << ", key_digests " << key_digests);
-  using Cache = kv_cache<std::uint64_t, 4, 1>;
+  using Cache = config_cache<std::uint64_t, 4, 1>;
   cache_config cfg;
   cfg.capacity = 64;
   cfg.value_bytes = 16;
@@ -1127,9 +1182,10 @@ void moves_never_hide_entries(const execution& ex, cache_slot_sync sync, bool ke
   auto slots_now = [&] {
     std::map<std::uint64_t, std::size_t> at;
     if (ex.where != backend::host) return at;
-    const auto r = cache.ref();
-    for (std::size_t s = 0; s < cache.capacity(); ++s)
-      if (!r.slot_empty(s)) at[r.slot_key(s)] = s;
+    cache.with_ref([&](const auto& r) {
+      for (std::size_t s = 0; s < cache.capacity(); ++s)
+        if (!r.slot_empty(s)) at[r.slot_key(s)] = s;
+    });
     return at;
   };
   auto before = slots_now();
@@ -1925,6 +1981,40 @@ TEST(CacheSubmitter, BulkBadArgumentsQueueNothing) {
   r.get();
   EXPECT_EQ(st, std::vector<status>(n, status::not_found));
 }
+
+#if WARPKV_HAS_CUDA
+// Issue 25's register budget for the cache's hot kernels: the read phase (gets, contains,
+// get_or_set hits) and the write phase's fast pass (set, add, erase, get_or_set's locked path,
+// evictions; cuckoo walks left to the complete pass) stay within their refs' budgets (64
+// registers: four blocks of 256 threads per SM, where the kernel serving every operation and
+// every design at run time took 254 for 24-byte keys) with no local memory. The default design
+// with u64 keys (HierarchicalKV's setting) and with YCSB's byte_key<32>, and the seed's design.
+template <class Cache>
+void expect_cache_kernels_within_budget(const char* name) {
+  using R = typename Cache::ref_type;
+  constexpr int T = Cache::tile_size;
+  cudaFuncAttributes read{}, write{};
+  EXPECT_EQ(cudaFuncGetAttributes(&read, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_read_op<R>>>),
+            cudaSuccess);
+  EXPECT_EQ(cudaFuncGetAttributes(
+                &write, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_write_op<R, cache_pass::fast>>>),
+            cudaSuccess);
+  for (const auto& [what, a, budget] :
+       {std::tuple{"read", read, R::find_register_budget}, std::tuple{"write", write, R::hot_register_budget}}) {
+    EXPECT_LE(a.numRegs, budget) << name << " " << what;
+    EXPECT_EQ(a.localSizeBytes, 0u) << name << " " << what;
+    std::cout << "[ registers ] " << name << " " << what << " " << a.numRegs << " (local " << a.localSizeBytes << " B)\n";
+  }
+}
+
+TEST(CacheKernels, HotPathsKeepTheirRegisterBudget) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
+  expect_cache_kernels_within_budget<kv_cache<std::uint64_t, 8>>("u64 W=8 optimistic_lru");
+  expect_cache_kernels_within_budget<kv_cache<byte_key<32>, 8>>("byte_key<32> W=8 optimistic_lru");
+  expect_cache_kernels_within_budget<ccht_cache<std::uint64_t>>("u64 ccht");
+}
+#endif
 
 }  // namespace
 }  // namespace warpkv::testing

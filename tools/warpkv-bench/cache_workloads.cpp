@@ -243,7 +243,8 @@ template <int W>
 void ycsb_on_device(session& s, const cache_options& o, const trace& t, char workload, const std::string& dist,
                     u64 records, double fraction, u64 lru_hits, const cache_mode& mode) {
   const std::string &policy = mode.policy, &sync = mode.sync, &op_order = mode.op_order;
-  using cache_t = warpkv::kv_cache<ycsb_key, W>;
+  // the design from --policies, --syncs and --layouts at run time (each compiled: cache_design.hpp)
+  using cache_t = warpkv::kv_cache<ycsb_key, W, (W < 8 ? W : 8), warpkv::cache_designs::by_config>;
   warpkv::cache_config cfg;
   cfg.capacity = std::max<std::size_t>(1, static_cast<std::size_t>(fraction * static_cast<double>(records)));
   cfg.value_bytes = 100;
@@ -482,7 +483,7 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
 
 // ---- HierarchicalKV's configuration -----------------------------------------------------------
 void hkv_rows(session& s, const cache_options& o, const std::string& sync, const std::string& layout) {
-  using cache_t = warpkv::kv_cache<u64, 8>;
+  using cache_t = warpkv::kv_cache<u64, 8, 8, warpkv::cache_designs::by_config>;
   warpkv::cache_config cfg;
   cfg.capacity = o.hkv_capacity != 0 ? o.hkv_capacity : (s.cuda() ? (std::size_t{1} << 27) : (std::size_t{1} << 15));
   cfg.value_bytes = 32;

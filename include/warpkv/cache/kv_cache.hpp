@@ -11,14 +11,20 @@
 //    value the key held at an instant during the call (the latest one in a sequential run).
 //  - An insert into a key's two full buckets first tries cuckoo moves (at most max_kicks steps,
 //    default 5000 as in the seed, only while a free slot exists anywhere), then evicts an entry
-//    of those two buckets chosen by cache_config::eviction: lru (default; an approximate LRU by
+//    of those two buckets chosen by the design's eviction policy: lru (default; an approximate LRU by
 //    per-slot recency stamps, exact LRU when the table has two buckets), random (the seed's
 //    "random CHT") or clock (second chance by reference bits). An expired entry is replaced
 //    before any live one.
-//  - Slots synchronize by cache_config::sync: optimistic (default; version-validated reads that
-//    write nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
-//    Values live in their own array (cache_config::layout = value_slab, default) or inline after
-//    their key (inline_values): a layout trial.
+//  - Slots synchronize by optimistic versions (default; version-validated reads that write
+//    nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
+//    Values live in their own array (value_slab, default) or inline after their key
+//    (inline_values): a layout trial.
+//  - The design (slot protocol, eviction policy, value layout, key digests) is the Design
+//    template parameter (cache_design.hpp), fixed at compile time so that the cache's kernels
+//    carry one design's code: default_cache_design (optimistic, lru, value slab, no digests);
+//    cache_designs::ccht, the seed's; cache_designs::by_config, the cache_config fields
+//    eviction, sync, layout and key_digests read at run time and dispatched on the host to the
+//    matching instantiation for each launch.
 //  - Every operation gets a status (core/status.hpp): get/contains -> found | not_found;
 //    set -> inserted | assigned; add -> inserted | found; erase -> erased | not_found;
 //    get_or_set -> found | inserted; any -> invalid_key for a sentinel key (uint64 max; for
@@ -46,8 +52,10 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "warpkv/cache/cache_design.hpp"
 #include "warpkv/cache/cache_keys.hpp"
 #include "warpkv/cache/cache_ref.hpp"
 #include "warpkv/cache/detail/cache_passes.hpp"
@@ -60,33 +68,6 @@
 
 namespace warpkv {
 
-struct cache_config {
-  std::size_t capacity = 0;        ///< entries (rounded up to whole buckets); must be > 0
-  std::size_t value_bytes = 8;     ///< bytes per value, 1 .. max_value_bytes; stored in value_stride() bytes
-  std::uint32_t max_kicks = 5000;  ///< cuckoo displacement steps an insert may try before evicting (0: evict at once)
-  double kick_load_limit = 0.95;   ///< cuckoo moves only while fewer than this x capacity slots are filled; 1.0
-                                   ///< is the seed's (a walk then hunts the last free slots: up to max_kicks steps per insert)
-  std::uint64_t seed = 0;          ///< hash seed
-  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
-  cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
-  cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
-  /// Set absorption (execute_resident and the host-span batches; not enqueue_resident): of the
-  /// sets of one key in one batch only the last (largest index) writes; the others report
-  /// `assigned` (one of them `inserted` when the winner inserted), linearized just before it.
-  /// Two passes and a scratch table of 12 x 2n bytes per batch; removes hot keys' lock convoys.
-  bool absorb_sets = false;
-  /// get_or_set combining (execute_resident and the host-span batches; not enqueue_resident):
-  /// of the get_or_set operations of one key in one batch only the last (largest index) runs;
-  /// the others report `found` with its result value, linearized just after it. Shares set
-  /// absorption's passes and scratch; removes a hot key's cache-aside convoy (thousands of
-  /// lanes missing on one key and queueing on its bucket locks).
-  bool combine_get_or_set = false;
-  /// Key digests: a byte per slot from the key's hash, 8 slots per word, kept beside the
-  /// buckets; readers compare a slot's key words only where its digest matches (a layout trial:
-  /// fewer bytes per probe, one dependent load more; docs/perf.md). Adds capacity bytes.
-  bool key_digests = false;
-};
-
 /// Largest value width the cache accepts.
 inline constexpr std::size_t max_value_bytes = 4096;
 
@@ -98,14 +79,26 @@ struct cache_evictions {
   std::vector<std::byte> values;  ///< op_index.size() x value_stride() bytes
 };
 
-template <class Key = std::uint64_t, int BucketWidth = 4, int TileSize = (BucketWidth < 8 ? BucketWidth : 8)>
+template <class Key = std::uint64_t, int BucketWidth = 4, int TileSize = (BucketWidth < 8 ? BucketWidth : 8),
+          class Design = default_cache_design>
 class kv_cache {
+  static constexpr bool by_config = std::is_same_v<Design, cache_designs::by_config>;
+  static_assert(by_config || is_cache_design<Design>, "Design: a cache_design<...> or cache_designs::by_config");
+
  public:
   using key_type = Key;
-  using ref_type = cache_ref<Key, BucketWidth, TileSize>;
+  using design = Design;
+  /// The device ref of design D over this cache's key, bucket width and tile.
+  template <class D>
+  using ref_of = cache_ref<Key, BucketWidth, TileSize, D>;
+  /// The device ref's type (a fixed design; by_config: void, see with_ref).
+  using ref_type = std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>>>;
   static constexpr int bucket_width = BucketWidth;
   static constexpr int tile_size = TileSize;
 
+  /// A cache of a fixed design takes cfg's design fields (eviction, sync, layout, key_digests)
+  /// only left at their defaults or equal to its design's (else errc::invalid_argument: the
+  /// type fixes them; cache_designs::by_config reads them), and config() reports its design's.
   explicit kv_cache(cache_config cfg, execution ex = execution::automatic()) : cfg_(cfg), ex_(ex) {
     require(cfg.capacity > 0, "capacity", "a cache needs room for at least one entry");
     require(cfg.value_bytes > 0 && cfg.value_bytes <= max_value_bytes, "value_bytes",
@@ -119,21 +112,28 @@ class kv_cache {
             "unknown slot synchronization");
     require(cfg.layout == cache_layout::value_slab || cfg.layout == cache_layout::inline_values, "layout",
             "unknown layout");
+    if constexpr (!by_config) {
+      require(Design::accepts(cfg), "design",
+              "cache_config's eviction/sync/layout/key_digests name another design than this cache type's "
+              "(kv_cache<..., cache_designs::by_config> takes them from the config)");
+      cfg_ = Design::applied(cfg);
+    }
     buckets_ = (cfg.capacity + BucketWidth - 1) / BucketWidth;
     value_words_ = static_cast<std::uint32_t>((cfg.value_bytes + 7) / 8);
+    constexpr std::size_t key_words = cache_key_layout<Key>::words;
     const std::size_t slots = buckets_ * BucketWidth;
-    if (cfg.layout == cache_layout::inline_values) {  // one record per slot: key words, then value words
-      keys_ = buffer<std::uint64_t>(slots * (ref_type::key_words + value_words_), ex_);
+    if (cfg_.layout == cache_layout::inline_values) {  // one record per slot: key words, then value words
+      keys_ = buffer<std::uint64_t>(slots * (key_words + value_words_), ex_);
     } else {
-      keys_ = buffer<std::uint64_t>(slots * ref_type::key_words, ex_);
+      keys_ = buffer<std::uint64_t>(slots * key_words, ex_);
       values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
     }
     versions_ = buffer<std::uint32_t>(slots, ex_);
     stamps_ = buffer<std::uint64_t>(slots, ex_);
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
-    if (cfg.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
-    if (cfg.key_digests) digests_ = buffer<std::uint64_t>((slots + 7) / 8, ex_);
+    if (cfg_.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
+    if (cfg_.key_digests) digests_ = buffer<std::uint64_t>((slots + 7) / 8, ex_);
     occupied_ = buffer<unsigned long long>(occupancy_shards * occupancy_stride, ex_);
     clear();
   }
@@ -150,10 +150,17 @@ class kv_cache {
   void set_time(std::uint64_t now) { now_.store(now, std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t time() const { return now_.load(std::memory_order_relaxed); }
 
-  /// The device view, for user kernels.
-  [[nodiscard]] ref_type ref() const {
-    const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
-    return ref_type(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots, cfg_.eviction, cfg_.sync);
+  /// The device view, for user kernels (a cache of a fixed design).
+  [[nodiscard]] auto ref() const
+    requires(!by_config)
+  {
+    return ref_as<Design>();
+  }
+  /// Calls f(ref) with the device view of this cache's design (by_config: the config's), for
+  /// code written for any design; returns what f returns (the same type for every design).
+  template <class F>
+  decltype(auto) with_ref(F&& f) const {
+    return visit([&]<class D>(std::type_identity<D>) -> decltype(auto) { return f(ref_as<D>()); });
   }
   /// Recency stamps handed to batches so far; user kernels driving ref() may take theirs from
   /// reserve_stamps(n) so that their operations order with the batches'.
@@ -233,7 +240,9 @@ class kv_cache {
     buffer<unsigned long long> count(1, ex_);
     const unsigned long long zero = 0;
     count.copy_from_host(&zero, 1);
-    detail::for_each_index(ex_, capacity(), detail::cache_collect_fn<ref_type>{ref(), time(), count.data()});
+    with_ref([&](const auto& r) {
+      detail::for_each_index(ex_, capacity(), detail::cache_collect_fn<std::decay_t<decltype(r)>>{r, time(), count.data()});
+    });
     unsigned long long n = 0;
     count.copy_to_host(&n, 1);
     return static_cast<std::size_t>(n);
@@ -241,7 +250,7 @@ class kv_cache {
 
   /// Empties the cache. Not concurrently with other operations.
   void clear() {
-    detail::for_each_index(ex_, capacity(), detail::cache_init_fn<ref_type>{storage(), static_cast<std::uint32_t>(BucketWidth)});
+    detail::for_each_index(ex_, capacity(), detail::cache_init_fn<Key>{storage(), static_cast<std::uint32_t>(BucketWidth)});
     synchronize(ex_);
   }
 
@@ -259,8 +268,10 @@ class kv_cache {
     buffer<Key> k(slots, ex_);
     buffer<std::uint64_t> v(slots * value_words_, ex_);
     buffer<std::uint64_t> e(slots, ex_);
-    detail::for_each_index(ex_, slots,
-                           detail::cache_collect_fn<ref_type>{ref(), time(), count.data(), k.data(), v.data(), e.data()});
+    with_ref([&](const auto& r) {
+      detail::for_each_index(ex_, slots, detail::cache_collect_fn<std::decay_t<decltype(r)>>{r, time(), count.data(), k.data(),
+                                                                                                v.data(), e.data()});
+    });
     unsigned long long n = 0;
     count.copy_to_host(&n, 1);
     entries out;
@@ -283,11 +294,23 @@ class kv_cache {
 
  private:
   [[nodiscard]] cache_storage storage() const {
+    constexpr std::size_t key_words = cache_key_layout<Key>::words;
     const bool in = cfg_.layout == cache_layout::inline_values;
-    const std::size_t record = in ? ref_type::key_words + value_words_ : ref_type::key_words;
-    return cache_storage{keys_.data(),   in ? keys_.data() + ref_type::key_words : values_.data(),
+    const std::size_t record = in ? key_words + value_words_ : key_words;
+    return cache_storage{keys_.data(),   in ? keys_.data() + key_words : values_.data(),
                          versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
                          record, in ? record : value_words_, digests_.data()};
+  }
+  template <class D>
+  [[nodiscard]] ref_of<D> ref_as() const {
+    const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
+    return ref_of<D>(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots);
+  }
+  /// Calls f(std::type_identity<D>{}) with this cache's design D (by_config: the one cfg names).
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    if constexpr (by_config) return visit_design(cfg_, f);
+    else return f(std::type_identity<Design>{});
   }
 
   /// Status counters for one batch: from the pool, or new when every pooled one is in use (a
@@ -311,10 +334,13 @@ class kv_cache {
   /// Queues a batch on `on` (counters null: no status counts), reads first: the read phase's
   /// kernel (detail::cache_read_op: no writer code, a fraction of the registers) serves gets,
   /// contains and the get_or_sets that hit; a batch of only gets or contains ends there. The
-  /// write phase's kernel then runs only the other operations (those the read phase marked
-  /// `full`: a lane's skip is one load of its own status, no divergent work in the tile). Both
-  /// phases count: the read phase counts the write phase's operations as `full`, which no cache
-  /// operation returns (execute_resident drops that count). One stamp range and clock for both.
+  /// write phase then runs only the other operations (those the read phase marked `full`: a
+  /// lane's skip is one load of its own status, no divergent work in the tile), in two kernels:
+  /// the fast pass (the hot write kernel, without cuckoo walks) and the complete pass over the
+  /// few inserts the fast pass left `full` (both buckets full while cuckoo moves may run). Every
+  /// kernel counts: the earlier ones count the later ones' operations as `full`, which no cache
+  /// operation returns (execute_resident drops that count). One stamp range and clock for all.
+  /// The kernels are those of this cache's design (by_config: the one cfg names).
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
@@ -325,25 +351,33 @@ class kv_cache {
     const std::uint64_t now = time();
     const bool reads_only = ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains);
     const bool has_reads = reads_only || ops != nullptr || uniform == cache_op::get_or_set;
-    detail::cache_batch_args<ref_type> a;
-    a.ref = ref();
-    a.ops = ops;
-    a.uniform = uniform;
-    a.keys = keys;
-    a.values_in = values_in;
-    a.values_out = values_out;
-    a.expires = expires_at;
-    a.stamp_base = stamp_base;
-    a.now = now;
-    a.evicted_keys = ev_keys;
-    a.evicted_values = ev_values;
-    a.evicted_flags = ev_flags;
-    a.groups = groups;
-    // The batch engine's two phases (core/batch_phases.hpp), counts summed per tile.
-    const detail::cache_read_op<ref_type> reads{a};
-    const detail::cache_batch_op<ref_type> writes{a};
-    launch_phased<TileSize, batch_shape::serve_loop, status_flush::tile_summed>(
-        on, n, has_reads ? &reads : nullptr, reads_only ? nullptr : &writes, statuses, counters, counters);
+    require(statuses != nullptr || !has_reads || reads_only, "statuses", "a batch with reads and writes needs statuses");
+    visit([&]<class D>(std::type_identity<D>) {
+      using ref_type = ref_of<D>;
+      const detail::cache_batch_args<ref_type> a{.ref = ref_as<D>(),
+                                                 .ops = ops,
+                                                 .uniform = uniform,
+                                                 .keys = keys,
+                                                 .values_in = values_in,
+                                                 .values_out = values_out,
+                                                 .expires = expires_at,
+                                                 .stamp_base = stamp_base,
+                                                 .now = now,
+                                                 .evicted_keys = ev_keys,
+                                                 .evicted_values = ev_values,
+                                                 .evicted_flags = ev_flags,
+                                                 .groups = groups};
+      // the read phase, then the write phase's fast pass over what it left, then the complete
+      // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
+      if (has_reads) detail::launch_cache_phase<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters, false);
+      if (reads_only) return;
+      const bool split = statuses != nullptr;
+      if (split)
+        detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast>{a}, statuses, counters,
+                                             has_reads);
+      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete>{a}, statuses, counters,
+                                           split);
+    });
   }
 
   /// The operation groups' scratch (set absorption, get_or_set combining): the group table of
@@ -507,5 +541,10 @@ class kv_cache {
   };
   std::unique_ptr<counters_pool> pool_ = std::make_unique<counters_pool>();
 };
+
+/// The seed's CCHT as one instantiation: buckets of 4 slots, per-slot reader/writer locks, LRU,
+/// key and value in one record per slot (cache_designs::ccht).
+template <class Key = std::uint64_t>
+using ccht_cache = kv_cache<Key, 4, 4, cache_designs::ccht>;
 
 }  // namespace warpkv

@@ -1,6 +1,7 @@
 #pragma once
-// The cache's batch operation (one functor serving every cache_op of a mixed batch) and its
-// whole-table passes (initialise, count live entries, export).
+// The cache's batch: its phases' operations (the read phase, the write phase's fast and complete
+// passes), the batch body that runs them with the tile's status counts and the ops' register
+// budgets, and the whole-table passes (initialise, count live entries, export).
 #include <cstddef>
 #include <cstdint>
 
@@ -9,9 +10,9 @@
 #include "warpkv/cache/detail/op_groups.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/batch.hpp"
-#include "warpkv/core/batch_phases.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/status.hpp"
+#include "warpkv/core/work_sharing.hpp"
 
 namespace warpkv {
 namespace detail {
@@ -37,45 +38,71 @@ struct cache_batch_args {
   op_groups<Key> groups{};  ///< set absorption and get_or_set combining (slots 0: off)
 };
 
-/// A batch's write phase: operation i, any kind (the read phase, cache_read_op, has done the
-/// reads; the batch engine runs only the operations it left: core/batch_phases.hpp).
+/// A write's operands loaded from the batch's arrays where the write uses them (operation i):
+/// nothing of them is held in registers across the lock wait and the scan.
 template <class Ref>
-struct cache_batch_op : cache_batch_args<Ref> {
+struct batch_write_operands {
   using Key = typename Ref::key_type;
+  const cache_batch_args<Ref>& a;
+  std::size_t i;
+  WARPKV_HD std::size_t vw() const { return a.ref.value_words(); }
+  WARPKV_HD const std::uint64_t* value() const { return a.values_in != nullptr ? a.values_in + i * vw() : nullptr; }
+  WARPKV_HD std::uint64_t expires() const { return a.expires != nullptr ? a.expires[i] : a.expires_all; }
+  WARPKV_HD std::uint64_t* out() const { return a.values_out != nullptr ? a.values_out + i * vw() : nullptr; }
+  WARPKV_HD cache_clock clock() const { return cache_clock{a.stamp_base + i, a.now, a.stamp_base}; }
+  WARPKV_HD std::uint8_t* ev_flag() const { return a.evicted_flags != nullptr ? a.evicted_flags + i : nullptr; }
+  WARPKV_HD Key* ev_key() const { return a.evicted_flags != nullptr ? a.evicted_keys + i : nullptr; }
+  WARPKV_HD std::uint64_t* ev_value() const {
+    return a.evicted_flags != nullptr && a.evicted_values != nullptr ? a.evicted_values + i * vw() : nullptr;
+  }
+};
+
+/// A batch's write phase, in two passes (the second phase of the batch and a third, both over
+/// the operations still `full`): operation i, any kind (the read phase, cache_read_op, has done
+/// the reads). The fast pass (P = fast, the hot kernel) runs every write but an insert that
+/// finds both buckets full while cuckoo moves may run, and the gets and contains a batch without
+/// a read phase would bring (none: every batch with them has one); those it leaves `full` for
+/// the complete pass (P = complete: cuckoo walks, the rest), which runs only them. A get_or_set
+/// here missed in the read phase and goes straight to the locked path (one probe per miss).
+template <class Ref, cache_pass P>
+struct cache_write_op : cache_batch_args<Ref> {
+  using Key = typename Ref::key_type;
+  static constexpr int register_budget = P == cache_pass::fast ? Ref::hot_register_budget : 0;
+  static constexpr bool defers = P == cache_pass::fast;  ///< leaves operations `full` for the complete pass
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const cache_batch_args<Ref>& a = *this;
     const Ref& ref = a.ref;
-    const std::size_t vw = ref.value_words();
     const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
-    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
-    const std::uint64_t* in = a.values_in != nullptr ? a.values_in + i * vw : nullptr;
-    std::uint64_t* out = a.values_out != nullptr ? a.values_out + i * vw : nullptr;
-    const std::uint64_t exp = a.expires != nullptr ? a.expires[i] : a.expires_all;
     const Key& k = a.keys[i];
-    cache_eviction<Key> ev;
-    if (a.evicted_flags != nullptr) {
-      if (t.thread_rank() == 0) a.evicted_flags[i] = 0;  // operations that cannot evict report none
-      ev.flag = a.evicted_flags + i;
-      ev.key = a.evicted_keys + i;
-      ev.value = a.evicted_values != nullptr ? a.evicted_values + i * vw : nullptr;
-    }
+    if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;  // operations that cannot evict report none
+    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
     switch (o) {
-      case cache_op::get: return ref.get(t, k, out, c);
+      case cache_op::erase: return ref.erase(t, k, c);
+      case cache_op::get:
+        if constexpr (P == cache_pass::fast) return status::full;
+        else return ref.get(t, k, batch_write_operands<Ref>{a, i}.out(), c);
+      case cache_op::contains:
+        if constexpr (P == cache_pass::fast) return status::full;
+        else return ref.contains(t, k, c);
       case cache_op::set:
         // an absorbed set is linearized just before its key's winning set: it writes nothing
         if (a.groups.absorbed(a.keys, i)) return status::assigned;
-        return ref.set(t, k, in, exp, c, ev);
-      case cache_op::add: return ref.add(t, k, in, exp, c, ev);
-      case cache_op::erase: return ref.erase(t, k, c);
+        break;
       case cache_op::get_or_set:
         // a combined get_or_set is linearized just after its group's winner, which leaves the
         // key present: it finds the winner's value (copied to `out` by the fix-up pass)
         if (a.groups.absorbed(a.keys, i)) return status::found;
-        return ref.get_or_set(t, k, in, out, exp, c, ev);
-      case cache_op::contains: return ref.contains(t, k, c);
+        break;
+      case cache_op::add: break;
+      default: return status::invalid_key;
     }
-    return status::invalid_key;
+    // set, add and get_or_set share one copy of the write path (get_or_set: the locked path
+    // alone, its read phase having missed)
+    const cache_write_mode m = o == cache_op::set   ? cache_write_mode::set
+                               : o == cache_op::add ? cache_write_mode::add
+                                                    : cache_write_mode::get_or_set;
+    return ref.template write<P>(t, k, m, batch_write_operands<Ref>{a, i});
   }
 };
 
@@ -102,11 +129,12 @@ struct op_groups_pass_fn {
 /// hits is done here (its value copied out, recency refreshed), and so is a combined one (it
 /// finds its winner's value, copied by the fix-up pass); every other operation (a get_or_set
 /// that missed, set, add, erase) reports `full`, the marker of the operations the write phase
-/// (cache_batch_op, the second phase of launch_phased, core/batch_phases.hpp) runs. A batch of only gets or contains is this phase
-/// alone. The phases are one batch: its operations are concurrent, so running its reads before
+/// (cache_write_op) runs. A batch of only gets or contains is this phase alone. The phases are one batch: its operations are concurrent, so running its reads before
 /// its writes is one of its valid executions.
 template <class Ref>
 struct cache_read_op : cache_batch_args<Ref> {
+  static constexpr int register_budget = Ref::find_register_budget;
+  static constexpr bool defers = false;  ///< its `full` marks the write phase's operations, not a deferral
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const cache_batch_args<Ref>& a = *this;
@@ -127,16 +155,80 @@ struct cache_read_op : cache_batch_args<Ref> {
   }
 };
 
+/// The serve-loop body of a cache phase: the tile serves its lanes' operations one at a time
+/// (core/work_sharing.hpp), each with all lanes; `only_full` runs only the operations whose
+/// status is `full`. Status counts by the tile's uniform result: every lane sees the status of
+/// every operation the tile serves, so lane r counts only the kinds r, r + T, r + 2T, ... (one
+/// register a lane for T >= 7 where a per-lane array of every kind took 14) and adds them at the
+/// end, one atomic per lane and kind that occurred (the tile-summed flush's count of atomics,
+/// without its shuffles). The op's register_budget sizes the kernel's launch bounds
+/// (core/launcher.hpp). `in_order` (a batch run by a single tile: the host backend with one
+/// tile): once the tile's op leaves an operation `full` for a later pass, the tile leaves every
+/// later operation it serves `full` too, so the passes together run the batch's writes in index
+/// order (the sequential order CacheModel replays). With concurrent tiles the order of a batch's
+/// operations is free, and nothing is deferred that need not be.
+template <int T, class Op>
+struct cache_phase_body {
+  static constexpr int register_budget = Op::register_budget;
+  static constexpr int kinds_per_lane = (num_status_kinds + T - 1) / T;
+  Op op;
+  std::size_t n;
+  status* statuses;              // may be null when only_full is false
+  unsigned long long* counters;  // num_status_kinds counters in the backend's memory, or null
+  bool only_full;
+  bool in_order = false;
+
+  struct accumulator {
+    unsigned long long c[kinds_per_lane] = {};
+    bool deferred = false;  // in_order: this tile has left an operation `full`
+  };
+
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& tile, std::size_t tile_index, accumulator& acc) const {
+    const unsigned rank = tile.thread_rank();
+    const std::size_t i = tile_index * T + rank;
+    const bool mine = i < n && (!only_full || statuses[i] == status::full);
+    serve_each(tile, mine, [&](unsigned lane) {
+      const std::size_t j = tile_index * T + lane;
+      const status s = acc.deferred ? status::full : op(tile, j);  // the same on every lane
+      acc.deferred = in_order && s == status::full;
+      if (rank == lane && statuses != nullptr) statuses[j] = s;
+      for (int m = 0; m < kinds_per_lane; ++m) acc.c[m] += static_cast<unsigned>(s) == rank + static_cast<unsigned>(m * T) ? 1u : 0u;
+    });
+  }
+
+  template <class Tile>
+  WARPKV_HD void flush(const Tile& tile, accumulator& acc) const {
+    if (counters == nullptr) return;
+    for (int m = 0; m < kinds_per_lane; ++m) {
+      const unsigned kind = tile.thread_rank() + static_cast<unsigned>(m * T);
+      if (kind < static_cast<unsigned>(num_status_kinds) && acc.c[m] != 0)
+        atomic_ref<unsigned long long>(counters[kind]).fetch_add(acc.c[m], memory_order::relaxed);
+    }
+  }
+};
+
+/// Queues one phase of a cache batch over operations [0, n) without waiting.
+template <int T, class Op>
+void launch_cache_phase(const execution& ex, std::size_t n, const Op& op, status* statuses, unsigned long long* counters,
+                        bool only_full) {
+  if (n == 0) return;
+  // only a write pass defers: the read phase's `full` marks are the write phase's operations
+  const bool in_order = Op::defers && ex.where == backend::host && ex.concurrent_host_tiles() == 1;
+  launch<T>(ex, (n + T - 1) / T, cache_phase_body<T, Op>{op, n, statuses, counters, only_full, in_order});
+}
+
 /// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
-/// move counters cleared alongside.
-template <class Ref>
+/// move counters cleared alongside. The same for every design (the storage's strides say where).
+template <class Key>
 struct cache_init_fn {
+  using layout = cache_key_layout<Key>;
   cache_storage s;
   std::uint32_t bucket_width;
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
-    for (int j = 0; j < Ref::key_words; ++j)
-      s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == Ref::key_words - 1 ? Ref::layout::empty_tag : 0;
+    for (int j = 0; j < layout::words; ++j)
+      s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == layout::words - 1 ? layout::empty_tag : 0;
     s.versions[i] = 0;
     s.stamps[i] = 0;
     if (s.digests != nullptr && i % 8 == 0) s.digests[i / 8] = 0;  // every slot empty: digest 0

@@ -1,0 +1,201 @@
+#pragma once
+// The bucket view: how a cache's slots are addressed and matched, shared by every design.
+//   value layout policies    value_slab (values in their own slot-major array; a key's stride is
+//                            a compile-time constant) and inline_values (one record per slot: the
+//                            key words, then the value words)
+//   key match policies       plain_keys (compare the key words) and digest_keys (a byte per slot
+//                            from the key's hash, compared first; docs/design/cache.md)
+//   bucket_view              a key's two buckets, lane-local candidate slots, the tile's choice
+//                            of a slot, key and value words, expiry, bucket locks and the
+//                            occupancy shards, over one layout and one key match policy.
+// Nothing here decides at run time what a design is: a cache type's kernels carry exactly the
+// layout and key match its design names (cache_design.hpp).
+#include <cstddef>
+#include <cstdint>
+
+#include "warpkv/cache/cache_keys.hpp"
+#include "warpkv/cache/detail/cache_types.hpp"
+#include "warpkv/cache/detail/slot_protocol.hpp"
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/hash.hpp"
+#include "warpkv/core/tile.hpp"
+
+namespace warpkv::detail {
+
+// ---- value layout ------------------------------------------------------------------------------
+/// Values in their own array: slot s's key words at keys + s x key_words (a constant stride),
+/// its value words at values + s x value_words.
+struct value_slab {
+  static constexpr cache_layout value = cache_layout::value_slab;
+  template <int KeyWords>
+  WARPKV_HD static std::size_t key_stride(const cache_storage&) { return static_cast<std::size_t>(KeyWords); }
+};
+/// One record per slot: key words then value words (a hit's key and value share cache lines).
+struct inline_values {
+  static constexpr cache_layout value = cache_layout::inline_values;
+  template <int KeyWords>
+  WARPKV_HD static std::size_t key_stride(const cache_storage& s) { return s.key_stride; }
+};
+
+// ---- key match -----------------------------------------------------------------------------------
+/// Keys compared word by word; no digest array.
+struct plain_keys {
+  static constexpr bool digests = false;
+};
+/// A digest byte per slot compared before the key words (cache_storage::digests).
+struct digest_keys {
+  static constexpr bool digests = true;
+};
+
+template <class Key, int BucketWidth, int TileSize, class Layout, class Match>
+struct bucket_view {
+  using key_layout = cache_key_layout<Key>;
+  static constexpr int key_words = key_layout::words;
+  static constexpr int bucket_width = BucketWidth;
+  static constexpr int tile_size = TileSize;
+  static constexpr int per_lane = BucketWidth / TileSize;  // slots of one bucket per lane
+  static constexpr std::size_t npos = ~std::size_t{0};
+
+  using bucket_pair = cache_bucket_pair;
+
+  cache_storage s{};
+  std::size_t buckets = 0;
+  std::uint32_t value_words = 0;
+  std::uint64_t seed = 0;
+
+  WARPKV_HD std::uint64_t& key_word(std::size_t slot, int j) const {
+    return s.keys[slot * Layout::template key_stride<key_words>(s) + static_cast<std::size_t>(j)];
+  }
+  WARPKV_HD std::uint64_t* value_at(std::size_t slot) const { return s.values + slot * s.value_stride; }
+
+  WARPKV_HD bucket_pair pair_of(const std::uint64_t* q) const {
+    const std::size_t a = static_cast<std::size_t>(mul_high(key_layout::hash(q, seed), buckets));
+    std::size_t b = static_cast<std::size_t>(mul_high(key_layout::hash(q, seed ^ 0x5bd1e9955bd1e995ull), buckets));
+    if (b == a && buckets > 1) b = a + 1 == buckets ? 0 : a + 1;
+    return {a, b};
+  }
+  /// Lane-local slot i (0 .. 2*per_lane-1) of the pair: first bucket then second.
+  template <class Tile>
+  WARPKV_HD std::size_t lane_slot(const Tile& t, const bucket_pair& p, int i) const {
+    const std::size_t b = i < per_lane ? p.first : p.second;
+    return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize) + t.thread_rank();
+  }
+
+  // ---- slots -----------------------------------------------------------------------------------
+  WARPKV_HD bool slot_empty(std::size_t slot) const { return load_word(key_word(slot, key_words - 1)) == key_layout::empty_tag; }
+  WARPKV_HD bool slot_expired(std::size_t slot, std::uint64_t now) const {
+    if (now == 0) return false;  // no clock: nothing expires (and the expiry word need not be read)
+    const std::uint64_t e = load_word(s.expires[slot]);
+    return e != 0 && e <= now;
+  }
+  WARPKV_HD void load_key(std::size_t slot, std::uint64_t* w) const {
+    for (int j = 0; j < key_words; ++j) w[j] = load_word(key_word(slot, j));
+  }
+  WARPKV_HD bool key_matches(std::size_t slot, const std::uint64_t* q) const {
+    bool same = true;
+    for (int j = key_words - 1; j >= 0 && same; --j) same = load_word(key_word(slot, j)) == q[j];
+    return same;
+  }
+  /// Copies a slot's value (stable: the caller holds its bucket lock, or its reader lock) to `out`.
+  template <class Tile>
+  WARPKV_HD void copy_value(const Tile& t, std::size_t slot, std::uint64_t* out) const {
+    for (std::uint32_t j = t.thread_rank(); j < value_words; j += TileSize) out[j] = load_word(value_at(slot)[j]);
+  }
+
+  // ---- key match (digests) ---------------------------------------------------------------------
+  /// The digest of key words q: 1..255 (0 marks an empty slot); 0 without digests.
+  WARPKV_HD std::uint32_t digest_of(const std::uint64_t* q) const {
+    if constexpr (Match::digests) return 1u + static_cast<std::uint32_t>(key_layout::hash(q, seed ^ 0x94d049bb133111ebull) % 255u);
+    else return 0;
+  }
+  /// False when the slot's digest rules key q out (qd: q's digest; no digests: never).
+  WARPKV_HD bool digest_admits(std::size_t slot, std::uint32_t qd) const {
+    if constexpr (Match::digests) {
+      const std::uint64_t w = atomic_ref<std::uint64_t>(s.digests[slot / 8]).load(memory_order::relaxed);
+      return (static_cast<std::uint32_t>(w >> (8 * (slot % 8))) & 0xffu) == qd;
+    } else {
+      return true;
+    }
+  }
+  /// Sets a slot's digest byte (lane 0, inside the slot's write window, holding its bucket lock:
+  /// no other writer changes this byte). The word's other bytes may belong to slots of another
+  /// bucket (W < 8) whose writers change them at the same time: and/or touch this byte alone.
+  WARPKV_HD void set_digest(std::size_t slot, std::uint32_t d) const {
+    if constexpr (Match::digests) {
+      const unsigned shift = 8 * static_cast<unsigned>(slot % 8);
+      atomic_ref<std::uint64_t> w(s.digests[slot / 8]);
+      w.fetch_and(~(std::uint64_t{0xff} << shift), memory_order::relaxed);
+      if (d != 0) w.fetch_or(static_cast<std::uint64_t>(d) << shift, memory_order::relaxed);
+    }
+  }
+
+  // ---- the tile's choices ----------------------------------------------------------------------
+  /// Tile-wide lowest slot among lanes' candidates (npos = none).
+  template <class Tile>
+  WARPKV_HD static std::size_t tile_first(const Tile& t, std::size_t mine) {
+    const std::uint32_t mask = t.ballot(mine != npos);
+    if (mask == 0) return npos;
+    // lanes' candidates come from the same (bucket, i) order, so the lowest lane's is one of the
+    // earliest; any consistent choice is correct
+    return static_cast<std::size_t>(t.shfl(static_cast<std::uint64_t>(mine), static_cast<unsigned>(lowest_lane(mask))));
+  }
+  /// The first candidate in the pair's order (the first bucket's slots, then the second's) whose
+  /// lane-local flag is set, tile-wide (npos = none).
+  template <class Tile>
+  WARPKV_HD std::size_t first_in_order(const Tile& t, const bucket_pair& p, const bool* flag) const {
+    for (int i = 0; i < 2 * per_lane; ++i) {
+      const std::uint32_t mask = t.ballot(flag[i]);
+      if (mask == 0) continue;
+      const std::size_t b = i < per_lane ? p.first : p.second;
+      return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize + lowest_lane(mask));
+    }
+    return npos;
+  }
+  /// First empty slot of bucket b, tile-wide (npos = none).
+  template <class Tile>
+  WARPKV_HD std::size_t free_in(const Tile& t, std::size_t b) const {
+    std::size_t mine = npos;
+    for (int i = 0; i < per_lane && mine == npos; ++i) {
+      const std::size_t slot = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
+      if (slot_empty(slot)) mine = slot;
+    }
+    return tile_first(t, mine);
+  }
+
+  // ---- bucket locks and the occupancy count ----------------------------------------------------
+  template <class Tile>
+  WARPKV_HD void lock_pair(const Tile& t, const bucket_pair& p) const {
+    if (t.thread_rank() == 0) {
+      const std::size_t lo = p.first < p.second ? p.first : p.second;
+      const std::size_t hi = p.first < p.second ? p.second : p.first;
+      lock_bucket(s.locks[lo]);
+      if (hi != lo) lock_bucket(s.locks[hi]);
+    }
+    t.sync();
+  }
+  template <class Tile>
+  WARPKV_HD void unlock_pair(const Tile& t, const bucket_pair& p) const {
+    t.sync();  // every lane's writes precede the release
+    if (t.thread_rank() == 0) {
+      unlock_bucket(s.locks[p.first]);
+      if (p.second != p.first) unlock_bucket(s.locks[p.second]);
+    }
+  }
+  /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads: the
+  /// shards summed (independent loads; exact between batches, an estimate while inserts run).
+  WARPKV_HD std::size_t occupied_slots() const {
+    unsigned long long n = 0;
+    for (std::size_t k = 0; k < occupancy_shards; ++k)
+      n += atomic_ref<unsigned long long>(s.occupied[k * occupancy_stride]).load(memory_order::relaxed);
+    return static_cast<std::size_t>(n);
+  }
+  /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
+  template <class Tile>
+  WARPKV_HD void count_occupied(const Tile& t, std::size_t slot, unsigned long long delta) const {
+    if (t.thread_rank() != 0) return;
+    const std::size_t shard = (slot / BucketWidth) % occupancy_shards;
+    atomic_ref<unsigned long long>(s.occupied[shard * occupancy_stride]).fetch_add(delta, memory_order::relaxed);
+  }
+};
+
+}  // namespace warpkv::detail
