@@ -58,6 +58,11 @@ class hopscotch_bucket_ref {
   /// The bulk API runs uniform insert batches through insert_fast first (a kernel without lock
   /// code) and re-runs what it hands back as full with insert() (core/map_ops.hpp, pass::fast).
   static constexpr bool fast_bulk_inserts = true;
+  /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
+  /// core/launcher.hpp), and of the complete insert's second launch.
+  static constexpr int hot_register_budget = 40;
+  static constexpr int find_register_budget = 44;
+  static constexpr int slow_register_budget = 48;
 
   /// Buckets of a table of `capacity` slots (7 per bucket).
   WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) { return capacity / detail::h64::slots; }
