@@ -61,18 +61,16 @@ WARPKV_HD inline void load_lane_words(hop_bucket& b, unsigned rank, std::uint64_
     for (unsigned i = 0; i < W; ++i) w[i] = none;
     return;
   }
-  if constexpr (Reads == read_mode::quiescent) {
+  if constexpr (Reads == read_mode::quiescent && W % 2 == 0 && WARPKV_DEVICE_PASS) {
 #if WARPKV_DEVICE_PASS
-    if constexpr (W % 2 == 0) {
-      WARPKV_UNROLL
-      for (unsigned i = 0; i < W; i += 2) {
-        const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(&b.word[first + i]);
-        w[i] = v.x;
-        w[i + 1] = v.y;
-      }
-      return;
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < W; i += 2) {
+      const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(&b.word[first + i]);
+      w[i] = v.x;
+      w[i + 1] = v.y;
     }
 #endif
+  } else if constexpr (Reads == read_mode::quiescent) {
     WARPKV_UNROLL
     for (unsigned i = 0; i < W; ++i) w[i] = b.word[first + i];
   } else {
