@@ -137,7 +137,7 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
   explicit hopscotch_map(std::size_t capacity_hint, hopscotch_config cfg = {}, execution ex = execution::automatic(),
                          Key empty_key = default_empty_key<Key>)
       : base(cfg, ex, empty_key, from_bits<Key>(to_bits(empty_key) ^ 1u)) {
-    this->allocate(slots_for(room_for(capacity_hint)), cfg.seed);
+    this->allocate(capacity_for(capacity_hint), cfg.seed);
   }
 
   /// The device view, for user kernels. Invalidated by any call that may rebuild the table.
@@ -190,15 +190,15 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
     tombs_ = 0;
   }
   void on_batch(const batch_summary& s) { tombs_ += s[status::erased]; }
-  /// Before n inserts: room for them at the maximum load factor (the base's default rounds the
-  /// slots to a power of two, which a table of 7 x 2^k slots would read as "too small").
-  void prepare_inserts(std::size_t n) {
-    if (this->growth().over_load(this->size_ + n, this->capacity_)) rehash_to(room_for(this->size_ + n));
-  }
-  /// After a mutating call: keep the load factor; drop tombstones past a quarter of the slots.
+  /// The capacity of the smallest table that holds `keys` keys at the maximum load factor. The
+  /// base's reserve (and so its prepare_inserts and maintain) sizes through it: its own rounding
+  /// of slots to a power of two would read a table of 7 x 2^k slots as too small.
+  [[nodiscard]] std::size_t capacity_for(std::size_t keys) const { return slots_for(room_for(keys)); }
+  /// After a mutating call: keep the load factor (the base's rule), and drop the tombstones when
+  /// the erases since the last rebuild pass a quarter of the slots.
   void maintain() {
-    if (this->growth().over_load(this->size_, this->capacity_)) rehash_to(room_for(this->size_));
-    else if (tombs_ > this->capacity_ / 4) rehash_to(this->capacity_);
+    base::maintain();
+    if (tombs_ > this->capacity_ / 4) rehash_to(this->capacity_);
   }
   /// Rebuild into at least `capacity` slots (reserve, rehash, growth, tombstone cleanup): collect
   /// the entries, then insert them into a fresh table with a new seed (fast pass, then the
@@ -206,12 +206,9 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
   /// rebuild_until_placed). Strong guarantee: the old table comes back when anything throws.
   void rehash_to(std::size_t capacity) {
     const std::size_t n = this->size_;
-    buffer<Key> keys(std::max<std::size_t>(n, 1), this->ex_);
-    buffer<Value> values(std::max<std::size_t>(n, 1), this->ex_);
-    const std::size_t got = retrieve_all(keys.data(), values.data());
-    if (got != n)
-      throw error(errc::capacity, std::string("warpkv: ") + map_name + " found " + std::to_string(got) +
-                                      " keys while rebuilding, expected " + std::to_string(n));
+    const auto entries = this->entries_for_rebuild();
+    const buffer<Key>& keys = entries.first;
+    const buffer<Value>& values = entries.second;
     buffer<slot_type> old_slots = std::move(this->slots_);
     const std::size_t old_capacity = this->capacity_;
     const std::uint64_t old_seed = this->seed_;
