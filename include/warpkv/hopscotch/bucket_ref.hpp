@@ -163,8 +163,8 @@ class hopscotch_bucket_ref {
     value_bits value;
     int empty;
   };
-  /// Where the named buckets' search ended: the key in bucket `bucket`, word `word`; absent (the
-  /// version check passed); or changed (the home's header moved on: search again).
+  /// How the named buckets' search ended: found (with the key's value); absent (the version check
+  /// passed); or changed (the home's header moved on: search again).
   struct named {
     enum state_t { found, absent, changed } state;
     value_bits value;
