@@ -108,7 +108,6 @@ class hopscotch_map
   }
 };
 
-
 /// hopscotch_map with the bucketized layout (H64; docs/design/hopscotch_buckets.md).
 ///  - capacity() counts slots, 7 per 64-byte bucket (the buckets: a power of two, at least 64);
 ///    max_load_factor bounds size() / capacity() as for the default layout. The config's
