@@ -47,6 +47,12 @@ static_assert(bulk_map<cuckoo_map<u32, u32>>);
 static_assert(bulk_map<cuckoo_map<u64, u64, 4>>);
 static_assert(bulk_map<hopscotch_map<u32, u32>>);
 static_assert(bulk_map<hopscotch_map<u64, u32>>);
+// The bucketized layout: its table is buckets, not one slot array the base rebuilds (its own
+// rehash_to and retrieve_all, as chained_map).
+static_assert(device_map_ref<hopscotch_bucket_ref<u32, u32>, host_tile<4>>);
+static_assert(!slot_array_ref<hopscotch_bucket_ref<u32, u32>>);
+static_assert(bulk_map<hopscotch_map<u32, u32, 1, hopscotch_buckets>>);
+static_assert(bulk_map<hopscotch_map<u32, u32, 4, hopscotch_buckets>>);
 static_assert(bulk_map<chained_map<u32, u32>>);
 static_assert(bulk_map<chained_map<u64, u64, chained_alloc::device>>);
 

@@ -165,12 +165,9 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   /// changes, and when the re-insertion fails the old table is put back as it was.
   void rehash_to(std::size_t capacity) {
     const std::size_t n = this->size_;
-    buffer<Key> keys(std::max<std::size_t>(n, 1), this->ex_);
-    buffer<Value> values(std::max<std::size_t>(n, 1), this->ex_);
-    const std::size_t got = retrieve_all(keys.data(), values.data());
-    if (got != n)
-      throw error(errc::capacity, std::string("warpkv: ") + map_name + " found " + std::to_string(got) +
-                                      " live keys while rebuilding, expected " + std::to_string(n));
+    const auto entries = this->entries_for_rebuild();
+    const buffer<Key>& keys = entries.first;
+    const buffer<Value>& values = entries.second;
     const std::size_t wanted_pool = 2 * (n + static_cast<std::size_t>(last_full_));
     buffer<std::uint64_t> heads(capacity, this->ex_);
     buffer<node_type> pool;

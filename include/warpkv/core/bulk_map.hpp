@@ -244,13 +244,13 @@ class bulk_map_base {
   /// Makes room for n keys without passing the maximum load factor.
   void reserve(std::size_t n) {
     settle();
-    const std::size_t need = capacity_for(n);
+    const std::size_t need = self().capacity_for(n);
     if (need > capacity_) self().rehash_to(need);
   }
   /// Rebuilds the table with at least `capacity` slots (never fewer than the keys need).
   void rehash(std::size_t capacity) {
     settle();
-    self().rehash_to(std::max(capacity_for(size_), round_capacity(capacity)));
+    self().rehash_to(std::max(self().capacity_for(size_), round_capacity(capacity)));
   }
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
@@ -310,7 +310,9 @@ class bulk_map_base {
     if (growth().over_load(size_, capacity_)) reserve(size_);
   }
 
-  /// The map's sizing rule (core/growth.hpp) over its maximum load factor.
+  /// The map's sizing rule (core/growth.hpp) over its maximum load factor. reserve() and rehash()
+  /// size through the derived map's capacity_for: a map whose tables are not a power of two of
+  /// slots (hopscotch's bucket layout: 7 x 2^k) replaces it.
   [[nodiscard]] growth_policy growth() const { return growth_policy{cfg_.max_load_factor}; }
   std::size_t capacity_for(std::size_t keys) const { return growth().capacity_for(keys); }
 
@@ -368,6 +370,20 @@ class bulk_map_base {
       throw;
     }
     ++rehashes_;
+  }
+
+  /// A rebuild's input for a map whose table is not one slot array (chained_map, hopscotch's bucket
+  /// layout: they replace rehash_to): the live entries, collected by the map's retrieve_all into
+  /// two backend buffers of size() entries (at least one). Throws errc::capacity when the table
+  /// holds another number of entries than size() (a broken table is not rebuilt).
+  std::pair<buffer<key_type>, buffer<mapped_type>> entries_for_rebuild() const {
+    buffer<key_type> keys(std::max<std::size_t>(size_, 1), ex_);
+    buffer<mapped_type> values(std::max<std::size_t>(size_, 1), ex_);
+    const std::size_t got = self().retrieve_all(keys.data(), values.data());
+    if (got != size_)
+      throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + " found " + std::to_string(got) +
+                                      " live keys while rebuilding, expected " + std::to_string(size_));
+    return {std::move(keys), std::move(values)};
   }
 
   /// Side arrays of the table (none by default): a map with some replaces both hooks, so that a
