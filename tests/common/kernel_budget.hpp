@@ -4,7 +4,10 @@
 // bulk op's hot kernel is tile_kernel<T, tile_op_body<T, Op>>.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/map_ops.hpp"
 
 #if WARPKV_HAS_CUDA
 namespace warpkv::testing {
@@ -14,6 +17,28 @@ cudaFuncAttributes bulk_kernel_attributes() {
   cudaFuncAttributes a{};
   EXPECT_EQ(cudaFuncGetAttributes(&a, detail::tile_kernel<T, detail::tile_op_body<T, Op>>), cudaSuccess);
   return a;
+}
+
+/// Registers at most these bounds and no local memory for a ref's hot bulk kernels of tile T:
+/// find, the first (fast) launch of an insert batch, erase. Prints the registers read.
+struct hot_kernel_bounds {
+  int find, insert, erase;
+};
+template <class Ref, int T>
+void expect_hot_kernels_within(const char* name, hot_kernel_bounds max) {
+  using K = typename Ref::key_type;
+  using V = typename Ref::mapped_type;
+  const auto find = bulk_kernel_attributes<T, detail::find_op<Ref, K, V>>();
+  const auto insert = bulk_kernel_attributes<T, detail::insert_op<Ref, K, V, detail::pass::fast>>();
+  const auto erase = bulk_kernel_attributes<T, detail::erase_op<Ref, K>>();
+  EXPECT_LE(find.numRegs, max.find) << name;
+  EXPECT_LE(insert.numRegs, max.insert) << name;
+  EXPECT_LE(erase.numRegs, max.erase) << name;
+  EXPECT_EQ(find.localSizeBytes, 0u) << name;
+  EXPECT_EQ(insert.localSizeBytes, 0u) << name;
+  EXPECT_EQ(erase.localSizeBytes, 0u) << name;
+  std::cout << "[ registers ] " << name << ": find " << find.numRegs << ", insert " << insert.numRegs << ", erase "
+            << erase.numRegs << "\n";
 }
 
 }  // namespace warpkv::testing

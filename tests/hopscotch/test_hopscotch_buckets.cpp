@@ -295,27 +295,11 @@ TYPED_TEST(H64, ErasingExternalMembersRecomputesHopBitsAndDigestAndARebuildClear
 // The bulk find, erase and fast insert kernels keep their registers and no local memory (nvcc 13.0,
 // sm_90, -Xptxas -v at the first landing: find 47 (tile 1, the find_register_budget of 44 gives 5
 // blocks of 256 threads) / 39 (tile 4), fast insert 38 / 40, erase 40 / 40), read on the GPU.
-template <int T>
-void expect_h64_kernels_in_budget(const char* name) {
-  using Ref = hopscotch_bucket_ref<std::uint32_t, std::uint32_t>;
-  const auto find = bulk_kernel_attributes<T, detail::find_op<Ref, std::uint32_t, std::uint32_t>>();
-  const auto insert = bulk_kernel_attributes<T, detail::insert_op<Ref, std::uint32_t, std::uint32_t, detail::pass::fast>>();
-  const auto erase = bulk_kernel_attributes<T, detail::erase_op<Ref, std::uint32_t>>();
-  EXPECT_LE(find.numRegs, 48) << name;
-  EXPECT_LE(insert.numRegs, 40) << name;
-  EXPECT_LE(erase.numRegs, 40) << name;
-  EXPECT_EQ(find.localSizeBytes, 0u) << name;
-  EXPECT_EQ(insert.localSizeBytes, 0u) << name;
-  EXPECT_EQ(erase.localSizeBytes, 0u) << name;
-  std::cout << "[ registers ] " << name << ": find " << find.numRegs << ", insert " << insert.numRegs << ", erase "
-            << erase.numRegs << "\n";
-}
-
 TEST(HopscotchBucketsKernels, HotPathsKeepTheirRegisterBudget) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
-  expect_h64_kernels_in_budget<1>("H64 u32 tile 1");
-  expect_h64_kernels_in_budget<4>("H64 u32 tile 4");
+  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 1>("H64 u32 tile 1", {48, 40, 40});
+  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 4>("H64 u32 tile 4", {48, 40, 40});
 }
 #endif
 
