@@ -35,6 +35,10 @@
 //    (find and contains too) throws errc::invalid_key after the batch ran;
 //  - mutating calls wait for their batch; find/contains are stream-ordered (no wait) on cuda,
 //    except with throw_on_invalid_key, where they count the statuses and wait;
+//  - a synchronous mixed batch (execute) runs in phases by kind, reads, then writes, then erases,
+//    each with its uniform batch's kernel (core/batch_partition.hpp): one valid linearization of
+//    the concurrent batch (so a find never sees an insert of the same batch; per key, its inserts
+//    precede its erases); execute_async runs the batch as one launch, in no fixed order;
 //  - a mixed batch (execute) is sized up front as insert() is: when it could pass the maximum
 //    load factor, a counting pass learns how many ops may insert and the table grows first;
 //  - nothing is lost on failure: reserve, rehash, cleanup and growth allocate the new table
@@ -70,6 +74,7 @@
 #include <vector>
 
 #include "warpkv/core/batch.hpp"
+#include "warpkv/core/batch_partition.hpp"
 #include "warpkv/core/batch_phases.hpp"
 #include "warpkv/core/batch_sizing.hpp"
 #include "warpkv/core/buffer.hpp"
@@ -137,9 +142,14 @@ class bulk_map_base {
     detail::stream_join join(ex_, stream);
     settle();
     presize_mixed(ops, keys, n);
-    return run(n, out, [=](const Ref& r) {
-      return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
-    });
+    if (n > 0xffffffffu)  // the phases' index lists hold 32-bit indices
+      return run(n, out, [=](const Ref& r) {
+        return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
+      });
+    const batch_summary total = run_mixed_phased(ops, keys, values, n, out, values_out);
+    self().maintain();
+    throw_if_invalid(total);
+    return total;
   }
 
   // ---- stream-ordered forms that never wait (see the header) ---------------------------------
@@ -565,6 +575,52 @@ class bulk_map_base {
                                          " keys equal a sentinel key (or op codes were invalid)");
   }
 
+  /// A mixed batch in phases by kind (core/batch_partition.hpp): the partition pass, then the
+  /// reads with the find kernel, the writes with the fast and complete inserts (growing as an
+  /// insert batch does), the erases with the erase kernel. Counts, growth and `full` re-runs as
+  /// run_counted's; the caller keeps the load factor and checks invalid keys afterwards.
+  batch_summary run_mixed_phased(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n,
+                                 status* out, mapped_type* values_out) {
+    if (n == 0) return {};
+    buffer<std::uint32_t> reads_and_erases(n, ex_), writes(n, ex_);
+    batch_counters& c = counters();
+    c.zero();
+    partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
+    const batch_summary lists = c.read();
+    const std::size_t n_reads = lists.count[static_cast<unsigned>(op_list::reads)];
+    const std::size_t n_writes = lists.count[static_cast<unsigned>(op_list::writes)];
+    const std::size_t n_erases = lists.count[static_cast<unsigned>(op_list::erases)];
+    if (n_reads + n_writes + n_erases != n)
+      throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
+                                      std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
+    const std::uint32_t* ra = reads_and_erases.data();
+    const std::uint32_t* wr = writes.data();
+    batch_summary total;
+    if (n_reads > 0) {
+      using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
+      const read_t rd{{find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, ops}, ra, n, out};
+      total += launch_batch<TileSize, read_t, batch_shape::op_per_tile>(ex_, n_reads, rd, nullptr, counters());
+    }
+    if (n_writes > 0) {
+      constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
+      total += run_counted<batch_shape::op_per_tile>(
+          n_writes, nullptr,
+          [=](const Ref& r) {
+            return listed_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>{{r, ops, keys, values}, wr, n, out};
+          },
+          [=](const Ref& r) {
+            return listed_op<mixed_insert_op<Ref, key_type, mapped_type, first_pass>>{{r, ops, keys, values}, wr, n, out};
+          });
+    }
+    if (n_erases > 0) {
+      const auto make = [=](const Ref& r) {
+        return listed_op<erase_op<Ref, key_type>, /*FromBack=*/true>{{r, keys}, ra, n, out};
+      };
+      total += run_counted<batch_shape::op_per_tile>(n_erases, nullptr, make, make);
+    }
+    return total;
+  }
+
   /// Runs a mutating batch; grows and re-runs the operations that came back full until none is.
   /// Uniform batches (insert, erase) run one operation per tile; mixed ones the serve loop.
   /// `make` builds the complete op; `make_first`, when given, a fast op for the first launch (a
@@ -576,6 +632,14 @@ class bulk_map_base {
   }
   template <batch_shape Shape, class MakeOp, class MakeFirst>
   batch_summary run(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
+    const batch_summary total = run_counted<Shape>(n, out, make, make_first);
+    self().maintain();
+    throw_if_invalid(total);
+    return total;
+  }
+  /// run() without its end (the load factor kept, invalid keys thrown): one phase of a batch.
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run_counted(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     if (n == 0) return {};
     buffer<status> tmp;
     if (out == nullptr) {
@@ -597,8 +661,6 @@ class bulk_map_base {
         total, part, map_label{"warpkv: ", Derived::map_name},
         [&] { return launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true); },
         [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
-    self().maintain();
-    throw_if_invalid(total);
     return total;
   }
   void account(const batch_summary& s) {

@@ -1,0 +1,175 @@
+#pragma once
+// A mixed batch in phases by kind (issue 23 item 3): the synchronous execute() of the bulk maps
+// (core/bulk_map.hpp) first sorts its operations' indices into three lists by kind, then runs each
+// list with the uniform batch's own hot kernel, one after another on the map's stream:
+//
+//   reads   (find, contains, and op codes outside warpkv::op, which are refused)  find kernel
+//   writes  (insert, insert_or_assign)        fast insert, then the complete insert for what it left
+//   erases                                    erase kernel
+//
+// Why it is one concurrent batch still: every operation of a batch runs concurrently with every
+// other (the bulk API's guarantee), so any sequential order of them is a valid linearization, and
+// "all reads, then all writes, then all erases" is one (per key: the reads of k, then its
+// inserts, then its erases; the per-key linearizability checker accepts exactly such orders).
+// Each phase is a uniform batch on a table nobody else writes meanwhile, so the read phase may
+// use the quiescent find (find_op: plain, L1-cached loads), and each phase's kernel carries only
+// its kind's code: no op-code switch, no warp split between paths, no rare path in the hot kernels.
+// A side effect that matters for hot keys: inside a batch there is no insert/erase churn on a key
+// (its inserts all run before its erases).
+//
+// The partition pass (partition_ops) reads every op code once: a tile counts its operations'
+// kinds by ballot (32 lanes and 256 operations a tile on the GPU; one lane and 8 operations on the
+// host backend, whose wide tiles meet at a barrier per ballot), reserves room in each list with
+// one atomic per kind, and writes the indices. Reads fill list A from the front and erases from the back, writes fill list B, so
+// two n-entry index arrays hold the three lists without a counting pass first. The order inside a
+// list is unspecified (the phases' operations are concurrent anyway).
+#include <cstddef>
+#include <cstdint>
+
+#include "warpkv/core/atomic.hpp"
+#include "warpkv/core/config.hpp"
+#include "warpkv/core/execution.hpp"
+#include "warpkv/core/launcher.hpp"
+#include "warpkv/core/map_ops.hpp"
+#include "warpkv/core/status.hpp"
+#include "warpkv/core/tile.hpp"
+
+namespace warpkv::detail {
+
+/// The lists of a phased mixed batch: reads, writes (inserts), erases.
+enum class op_list : unsigned { reads = 0, writes = 1, erases = 2 };
+inline constexpr unsigned num_op_lists = 3;
+
+WARPKV_HD inline unsigned list_of(op o) {
+  switch (o) {
+    case op::insert:
+    case op::insert_or_assign: return static_cast<unsigned>(op_list::writes);
+    case op::erase: return static_cast<unsigned>(op_list::erases);
+    default: return static_cast<unsigned>(op_list::reads);  // find, contains, and invalid codes (refused there)
+  }
+}
+
+/// Sorts operation indices into the three lists (see the header), with tiles of N lanes over
+/// ceil(n / ops_per_tile) tiles; `counts` (num_op_lists counters, zeroed) end as the lists'
+/// lengths.
+template <int N>
+struct partition_ops_fn {
+  static constexpr int rounds = 8;
+  static constexpr std::size_t ops_per_tile = static_cast<std::size_t>(N) * rounds;
+  const op* ops;
+  std::size_t n;
+  std::uint32_t* reads_and_erases;  ///< n entries: reads from the front, erases from the back
+  std::uint32_t* writes;            ///< n entries
+  unsigned long long* counts;       ///< num_op_lists counters
+
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
+    static_assert(Tile::size() == N, "a partition tile has N lanes");
+    const unsigned r = t.thread_rank();
+    const std::size_t base = tile_index * ops_per_tile;
+    const std::uint32_t below = r == 0 ? 0u : (0xffffffffu >> (32u - r));
+    unsigned long long at[num_op_lists] = {0, 0, 0};
+    for (int round = 0; round < rounds; ++round) {
+      const std::size_t i = base + static_cast<std::size_t>(round) * N + r;
+      const unsigned k = i < n ? list_of(ops[i]) : num_op_lists;
+      for (unsigned q = 0; q < num_op_lists; ++q) at[q] += static_cast<unsigned>(popcount32(t.ballot(k == q)));
+    }
+    for (unsigned q = 0; q < num_op_lists; ++q) {
+      unsigned long long first = 0;
+      if (r == 0 && at[q] != 0) first = atomic_ref<unsigned long long>(counts[q]).fetch_add(at[q], memory_order::relaxed);
+      at[q] = t.shfl(first, 0);
+    }
+    for (int round = 0; round < rounds; ++round) {
+      const std::size_t i = base + static_cast<std::size_t>(round) * N + r;
+      const unsigned k = i < n ? list_of(ops[i]) : num_op_lists;
+      for (unsigned q = 0; q < num_op_lists; ++q) {
+        const std::uint32_t m = t.ballot(k == q);
+        if (k == q) {
+          const std::size_t pos = static_cast<std::size_t>(at[q]) + static_cast<unsigned>(popcount32(m & below));
+          const auto idx = static_cast<std::uint32_t>(i);
+          if (q == static_cast<unsigned>(op_list::reads)) reads_and_erases[pos] = idx;
+          else if (q == static_cast<unsigned>(op_list::writes)) writes[pos] = idx;
+          else reads_and_erases[n - 1 - pos] = idx;
+        }
+        at[q] += static_cast<unsigned>(popcount32(m));
+      }
+    }
+  }
+};
+
+/// Queues the partition pass of a mixed batch of n operations on `ex` (see the header).
+inline void partition_ops(const execution& ex, const op* ops, std::size_t n, std::uint32_t* reads_and_erases,
+                          std::uint32_t* writes, unsigned long long* counts) {
+  if (ex.where == backend::cuda) {
+    using fn = partition_ops_fn<32>;
+    launch<32>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{ops, n, reads_and_erases, writes, counts}});
+  } else {
+    using fn = partition_ops_fn<1>;
+    launch<1>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{ops, n, reads_and_erases, writes, counts}});
+  }
+}
+
+/// The register budget and launch shape an op declares, passed on by a wrapper.
+template <class Op>
+constexpr int register_budget_of_op() {
+  if constexpr (requires { Op::register_budget; }) return Op::register_budget;
+  else return 0;
+}
+template <class Op>
+constexpr bool thread_per_op_of_op() {
+  if constexpr (requires { Op::thread_per_op; }) return Op::thread_per_op;
+  else return false;
+}
+
+/// Runs `op` on the operations of one list: list entry j is operation index[j] (from_back:
+/// index[total - 1 - j]). The status goes to out[operation] (when out is given) as well as to the
+/// batch body's own status of entry j (which the second pass and the growth loop read).
+template <class Op, bool FromBack = false>
+struct listed_op {
+  static constexpr int register_budget = register_budget_of_op<Op>();
+  static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
+  Op op;
+  const std::uint32_t* index;
+  std::size_t total;  ///< entries of `index` (from_back lists count from its end)
+  status* out;        ///< per operation, may be null
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t j) const {
+    const std::size_t i = FromBack ? index[total - 1 - j] : index[j];
+    const status s = op(t, i);
+    if (out != nullptr && t.thread_rank() == 0) out[i] = s;
+    return s;
+  }
+};
+
+/// The read list's op: a find or contains (values_out[i] as execute_op writes it), or the refusal
+/// of an op code outside warpkv::op.
+template <class Ref, class Key, class Value>
+struct mixed_read_op {
+  static constexpr int register_budget = find_op<Ref, Key, Value>::register_budget;
+  static constexpr bool thread_per_op = find_op<Ref, Key, Value>::thread_per_op;
+  find_op<Ref, Key, Value> find;
+  const op* ops;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    const op o = ops[i];
+    if (o != op::find && o != op::contains) return status::invalid_key;  // refused, never guessed
+    return find(t, i);
+  }
+};
+
+/// The write list's op: insert or insert_or_assign by the op code, in pass P.
+template <class Ref, class Key, class Value, pass P>
+struct mixed_insert_op {
+  static constexpr int register_budget = insert_op<Ref, Key, Value, P>::register_budget;
+  static constexpr bool thread_per_op = insert_op<Ref, Key, Value, P>::thread_per_op;
+  Ref ref;
+  const op* ops;
+  const Key* keys;
+  const Value* values;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    return insert_op<Ref, Key, Value, P>{ref, keys, values, ops[i] == op::insert_or_assign}(t, i);
+  }
+};
+
+}  // namespace warpkv::detail
