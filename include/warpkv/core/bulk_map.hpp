@@ -64,6 +64,7 @@
 //  - on the host backend they run at once, like the synchronous forms.
 // Pointers point to memory of the map's backend; the std::span overloads take host data.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -426,6 +427,12 @@ class bulk_map_base {
   };
 
   batch_counters counters_;  // reused by every batch (made on first use)
+  std::array<batch_counters, 4> phase_counters_;  // a phased mixed batch's: reads, writes (two passes), erases
+  std::array<batch_counters, 4>& phase_counters() {
+    for (auto& k : phase_counters_)
+      if (!k.ready()) k = batch_counters(ex_);
+    return phase_counters_;
+  }
   mutable async_counts pending_;          // counts of async calls not yet synchronized
   mutable bool async_pending_ = false;
   mutable std::size_t pending_inserts_ = 0;  // ops of those calls that may insert
@@ -575,10 +582,13 @@ class bulk_map_base {
                                          " keys equal a sentinel key (or op codes were invalid)");
   }
 
-  /// A mixed batch in phases by kind (core/batch_partition.hpp): the partition pass, then the
-  /// reads with the find kernel, the writes with the fast and complete inserts (growing as an
-  /// insert batch does), the erases with the erase kernel. Counts, growth and `full` re-runs as
-  /// run_counted's; the caller keeps the load factor and checks invalid keys afterwards.
+  /// A mixed batch in phases by kind (core/batch_partition.hpp): the partition pass (one wait,
+  /// for the lists' lengths), then, queued without a wait between them, the reads with the find
+  /// kernel, the writes with the fast insert and the complete insert over what it left `full`,
+  /// the erases with the erase kernel; then one wait for all their counts. Writes still `full`
+  /// after that (the table needs to grow: rare, as in an insert batch) are re-run after growth,
+  /// i.e. after the erases: still one valid order of the concurrent batch. The caller keeps the
+  /// load factor and checks invalid keys afterwards.
   batch_summary run_mixed_phased(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n,
                                  status* out, mapped_type* values_out) {
     if (n == 0) return {};
@@ -595,29 +605,46 @@ class bulk_map_base {
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
     const std::uint32_t* ra = reads_and_erases.data();
     const std::uint32_t* wr = writes.data();
-    batch_summary total;
-    if (n_reads > 0) {
-      using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
-      const read_t rd{{find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, ops}, ra, n, out};
-      total += launch_batch<TileSize, read_t, batch_shape::op_per_tile>(ex_, n_reads, rd, nullptr, counters());
+    constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
+    constexpr bool two_passes = first_pass == pass::fast;
+    using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
+    using first_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, first_pass>>;
+    using complete_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>;
+    using erase_t = listed_op<erase_op<Ref, key_type>, /*FromBack=*/true>;
+    const auto complete = [&] { return complete_t{{self().ref(), ops, keys, values}, wr, n, out}; };
+    auto& pc = phase_counters();
+    for (auto& k : pc) k.zero();
+    buffer<status> write_status(n_writes, ex_);  // the write list's statuses (the passes' `full` marks)
+    launch_uncounted<TileSize, read_t, batch_shape::op_per_tile>(
+        ex_, n_reads, read_t{{find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, ops}, ra, n, out},
+        nullptr, pc[0].data());
+    launch_uncounted<TileSize, first_t, batch_shape::op_per_tile>(
+        ex_, n_writes, first_t{{self().ref(), ops, keys, values}, wr, n, out}, write_status.data(), pc[1].data());
+    if constexpr (two_passes)
+      launch_uncounted<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), write_status.data(),
+                                                                         pc[2].data(), /*only_full=*/true);
+    launch_uncounted<TileSize, erase_t, batch_shape::op_per_tile>(ex_, n_erases, erase_t{{self().ref(), keys}, ra, n, out},
+                                                                  nullptr, pc[3].data());
+    const batch_summary reads = pc[0].read();  // the one wait: every phase has run
+    batch_summary written = pc[1].read();
+    batch_summary part = written;
+    if constexpr (two_passes) {
+      part = pc[2].read();
+      replace_full(written, written[status::full], part);
     }
-    if (n_writes > 0) {
-      constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
-      total += run_counted<batch_shape::op_per_tile>(
-          n_writes, nullptr,
-          [=](const Ref& r) {
-            return listed_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>{{r, ops, keys, values}, wr, n, out};
-          },
-          [=](const Ref& r) {
-            return listed_op<mixed_insert_op<Ref, key_type, mapped_type, first_pass>>{{r, ops, keys, values}, wr, n, out};
-          });
-    }
-    if (n_erases > 0) {
-      const auto make = [=](const Ref& r) {
-        return listed_op<erase_op<Ref, key_type>, /*FromBack=*/true>{{r, keys}, ra, n, out};
-      };
-      total += run_counted<batch_shape::op_per_tile>(n_erases, nullptr, make, make);
-    }
+    const batch_summary erased = pc[3].read();
+    account(written);
+    account(erased);
+    written = rerun_until_placed(
+        written, part, map_label{"warpkv: ", Derived::map_name},
+        [&] {
+          return launch_batch<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), write_status.data(),
+                                                                              counters(), /*only_full=*/true);
+        },
+        [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
+    batch_summary total = reads;
+    total += written;
+    total += erased;
     return total;
   }
 
