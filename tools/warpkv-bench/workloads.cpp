@@ -90,6 +90,16 @@ void dispatch_map(const std::string& name, int key_bits, int value_bits, const s
     return;
   }
   const bool w32 = key_bits == 32 && value_bits == 32, w64 = key_bits == 64 && value_bits == 64;
+  if (w32 && name == "hopscotch-buckets") {  // issue 24's bucket layout (H64), u32/u32, tiles 1 and 4
+    bool ran = false;
+    for (const int tile : tiles) {
+      if (tile == 1) f.template operator()<warpkv::hopscotch_map<u32, u32, 1, warpkv::hopscotch_buckets>>(), ran = true;
+      else if (tile == 4) f.template operator()<warpkv::hopscotch_map<u32, u32, 4, warpkv::hopscotch_buckets>>(), ran = true;
+    }
+    if (!ran)
+      throw warpkv::error(warpkv::errc::unsupported, "warpkv-bench: hopscotch-buckets is built for --tile 1 and 4");
+    return;
+  }
   if (w32 && (name == "linear" || name == "quadratic")) {  // issue 23's baselines, u32/u32, tiles 1 and 4
     for (const int tile : tiles) {
       if (tile != 1 && tile != 4) continue;
