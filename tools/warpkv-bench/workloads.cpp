@@ -189,6 +189,12 @@ std::size_t table_bytes(const warpkv::hopscotch_map<K, V, T>& m) {
   using map_t = warpkv::hopscotch_map<K, V, T>;
   return map_t::ref_type::storage_slots(m.capacity()) * sizeof(typename map_t::slot_type);
 }
+template <class K, class V, int T>
+std::size_t table_bytes(const warpkv::hopscotch_map<K, V, T, warpkv::hopscotch_buckets>& m) {
+  // 64-byte buckets (a header word and 7 packed pairs), 7 slots of capacity each
+  using map_t = warpkv::hopscotch_map<K, V, T, warpkv::hopscotch_buckets>;
+  return map_t::ref_type::storage_slots(m.capacity()) * sizeof(typename map_t::slot_type);
+}
 /// Keys in a hopscotch map's stash (what displacement could not place); the other maps have none.
 template <class Map>
 void describe_overflow(record&, const Map&) {}
