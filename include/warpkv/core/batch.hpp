@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
@@ -151,41 +152,48 @@ struct tile_op_body {
 class batch_counters {
  public:
   batch_counters() = default;
-  explicit batch_counters(const execution& ex) : dev_(num_status_kinds, ex) {
+  /// `groups` sets of counters (group 0 is the one launch_batch uses; a phased batch counts each
+  /// phase in a group of its own and reads them all with one copy and one wait).
+  explicit batch_counters(const execution& ex, std::size_t groups = 1)
+      : dev_(num_status_kinds * groups, ex), groups_(groups) {
 #if WARPKV_HAS_CUDA
     if (ex.where == backend::cuda) {
       void* p = nullptr;
-      WARPKV_CUDA_CHECK(cudaMallocHost(&p, sizeof(host_t)));
+      WARPKV_CUDA_CHECK(cudaMallocHost(&p, sizeof(host_t) * groups));
       pinned_.reset(static_cast<host_t*>(p));
     }
 #endif
   }
-  [[nodiscard]] bool ready() const { return dev_.size() == num_status_kinds; }
-  [[nodiscard]] unsigned long long* data() const { return dev_.data(); }
-  /// Sets the counters to zero, stream-ordered.
+  [[nodiscard]] bool ready() const { return dev_.size() == num_status_kinds * groups_ && groups_ > 0; }
+  [[nodiscard]] std::size_t groups() const { return groups_; }
+  [[nodiscard]] unsigned long long* data(std::size_t group = 0) const { return dev_.data() + group * num_status_kinds; }
+  /// Sets every group's counters to zero, stream-ordered.
   void zero() {
     if (dev_.exec().where == backend::cuda) {
 #if WARPKV_HAS_CUDA
-      WARPKV_CUDA_CHECK(cudaMemsetAsync(dev_.data(), 0, sizeof(host_t), dev_.exec().stream));
+      WARPKV_CUDA_CHECK(cudaMemsetAsync(dev_.data(), 0, sizeof(host_t) * groups_, dev_.exec().stream));
 #endif
     } else {
-      std::memset(dev_.data(), 0, sizeof(host_t));
+      std::memset(dev_.data(), 0, sizeof(host_t) * groups_);
     }
   }
-  /// Waits for the stream and returns the counts.
-  [[nodiscard]] batch_summary read() const {
-    batch_summary s;
+  /// Waits for the stream and returns group 0's counts.
+  [[nodiscard]] batch_summary read() const { return read_groups(1)[0]; }
+  /// Waits for the stream and returns the counts of groups [0, n) (one copy, one wait).
+  [[nodiscard]] std::vector<batch_summary> read_groups(std::size_t n) const {
+    std::vector<batch_summary> out(n);
     const unsigned long long* src = dev_.data();
 #if WARPKV_HAS_CUDA
     if (dev_.exec().where == backend::cuda) {
-      WARPKV_CUDA_CHECK(cudaMemcpyAsync(pinned_.get(), dev_.data(), sizeof(host_t), cudaMemcpyDeviceToHost,
+      WARPKV_CUDA_CHECK(cudaMemcpyAsync(pinned_.get(), dev_.data(), sizeof(host_t) * n, cudaMemcpyDeviceToHost,
                                         dev_.exec().stream));
       synchronize(dev_.exec());
       src = pinned_->data();
     }
 #endif
-    for (int k = 0; k < num_status_kinds; ++k) s.count[k] = src[k];
-    return s;
+    for (std::size_t g = 0; g < n; ++g)
+      for (int k = 0; k < num_status_kinds; ++k) out[g].count[k] = src[g * num_status_kinds + static_cast<std::size_t>(k)];
+    return out;
   }
 
  private:
@@ -200,6 +208,7 @@ class batch_counters {
     }
   };
   buffer<unsigned long long> dev_;
+  std::size_t groups_ = 0;
   std::unique_ptr<host_t, free_pinned> pinned_;
 };
 

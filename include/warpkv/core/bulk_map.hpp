@@ -426,18 +426,15 @@ class bulk_map_base {
     batch_counters first, second;
   };
 
-  batch_counters counters_;  // reused by every batch (made on first use)
-  std::array<batch_counters, 4> phase_counters_;  // a phased mixed batch's: reads, writes (two passes), erases
-  std::array<batch_counters, 4>& phase_counters() {
-    for (auto& k : phase_counters_)
-      if (!k.ready()) k = batch_counters(ex_);
-    return phase_counters_;
-  }
+  /// Reused by every batch (made on first use): group 0 for one launch, groups 1-4 for the
+  /// phases of a mixed batch (reads, fast writes, complete writes, erases).
+  batch_counters counters_;
+  static constexpr std::size_t counter_groups = 5;
   mutable async_counts pending_;          // counts of async calls not yet synchronized
   mutable bool async_pending_ = false;
   mutable std::size_t pending_inserts_ = 0;  // ops of those calls that may insert
   batch_counters& counters() {
-    if (!counters_.ready()) counters_ = batch_counters(ex_);
+    if (!counters_.ready()) counters_ = batch_counters(ex_, counter_groups);
     return counters_;
   }
 
@@ -612,27 +609,28 @@ class bulk_map_base {
     using complete_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>;
     using erase_t = listed_op<erase_op<Ref, key_type>, /*FromBack=*/true>;
     const auto complete = [&] { return complete_t{{self().ref(), ops, keys, values}, wr, n, out}; };
-    auto& pc = phase_counters();
-    for (auto& k : pc) k.zero();
+    batch_counters& pc = counters();
+    pc.zero();
     buffer<status> write_status(n_writes, ex_);  // the write list's statuses (the passes' `full` marks)
     launch_uncounted<TileSize, read_t, batch_shape::op_per_tile>(
         ex_, n_reads, read_t{{find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, ops}, ra, n, out},
-        nullptr, pc[0].data());
+        nullptr, pc.data(1));
     launch_uncounted<TileSize, first_t, batch_shape::op_per_tile>(
-        ex_, n_writes, first_t{{self().ref(), ops, keys, values}, wr, n, out}, write_status.data(), pc[1].data());
+        ex_, n_writes, first_t{{self().ref(), ops, keys, values}, wr, n, out}, write_status.data(), pc.data(2));
     if constexpr (two_passes)
       launch_uncounted<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), write_status.data(),
-                                                                         pc[2].data(), /*only_full=*/true);
+                                                                         pc.data(3), /*only_full=*/true);
     launch_uncounted<TileSize, erase_t, batch_shape::op_per_tile>(ex_, n_erases, erase_t{{self().ref(), keys}, ra, n, out},
-                                                                  nullptr, pc[3].data());
-    const batch_summary reads = pc[0].read();  // the one wait: every phase has run
-    batch_summary written = pc[1].read();
+                                                                  nullptr, pc.data(4));
+    const std::vector<batch_summary> phases = pc.read_groups(counter_groups);  // the one wait: every phase has run
+    const batch_summary& reads = phases[1];
+    batch_summary written = phases[2];
     batch_summary part = written;
     if constexpr (two_passes) {
-      part = pc[2].read();
+      part = phases[3];
       replace_full(written, written[status::full], part);
     }
-    const batch_summary erased = pc[3].read();
+    const batch_summary& erased = phases[4];
     account(written);
     account(erased);
     written = rerun_until_placed(
