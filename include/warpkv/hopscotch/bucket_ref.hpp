@@ -16,12 +16,15 @@
 //  - insert's fast path is one CAS of the lowest empty home slot (after the named buckets when the
 //    digest says so); insert_or_assign of a home resident and erase of a home resident are one CAS;
 //  - the slow path (no empty home slot; an external member's assign or erase) holds the home's
-//    lock for a bounded number of steps and never waits while holding it: it reuses a home tomb,
-//    else claims an empty slot in h+1..h+15, names it in the header (hop bit and digest), then
-//    stores the pair;
-//  - **no displacement and no stash** in this landing: when neither the home nor h+1..h+15 has a
-//    free slot, insert answers status::full without changing the table for k (the bulk API then
-//    grows the table); the header's overflow bit stays clear;
+//    lock and never waits unboundedly while holding it: it reuses a home tomb, else claims an
+//    empty slot in h+1..h+15, names it in the header (hop bit and digest), then stores the pair;
+//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no empty
+//    slot either, it claims the first empty slot up to 256 buckets on and moves external members
+//    of other homes into it, farthest first, each move under that home's lock (taken by try-lock;
+//    copy, name, vacate, un-name), until the hole lies within h+1..h+15; home residents never
+//    move. When that fails (no movable member, or the candidates stay locked), insert answers
+//    status::full (the bulk API then grows the table); the stuck hole becomes a tomb (a slot never
+//    returns to empty in a batch) and the rebuild clears it. No stash: the overflow bit stays clear;
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
@@ -153,6 +156,10 @@ class hopscotch_bucket_ref {
  private:
   static constexpr int retry = -1, done = 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
+  static constexpr unsigned moving_busy = ~0u;       // move_into: the candidate home was locked
+  static constexpr unsigned displace_buckets = 256;  // displacement looks for an empty slot this far (buckets)
+  static constexpr int max_holes = 2;                // empty slots displacement tries (a stuck one becomes a tomb)
+  static constexpr int max_busy_rounds = 256;        // scans of a hole's window whose candidates were all locked
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
 
   /// What a tile's read of one bucket found: the header, the word index (1-7) holding the key and
@@ -401,27 +408,144 @@ class hopscotch_bucket_ref {
         }
         continue;
       }
-      r = slow_full;
-      for (unsigned j = 1; j <= detail::h64::reach && r == slow_full; ++j) {
-        const std::size_t e = idx(b, j);
-        for (unsigned w = 1; w < detail::h64::words; ++w) {
-          if (word(e, w).load(memory_order::relaxed) != empty_word()) continue;
-          // Claim (unnamed, invisible to lookups), name it in the header (N: named before
-          // stored), then store: the store is the linearization point.
-          if (!cas(e, w, empty_word(), pack(claimed(), kb))) continue;  // e's own insert took it
-          hop |= 1u << j;
-          dig |= 1u << digest_bits(kb);
-          locked = detail::h64::next(locked, hop, dig, true);  // still locked; version + 1
-          word(b, 0).store(locked, memory_order::release);
-          word(e, w).store(pack(kb, vb), memory_order::release);
-          r = slow_inserted;
-          break;
-        }
+      // An empty slot in b+1 .. b+reach, else one that displacement brings there. Claimed
+      // slots are unnamed and invisible to lookups; naming it in the header (N: named before
+      // stored), then the store: the store is the linearization point.
+      place hole = claim_empty(b, 1, detail::h64::reach + 1, kb);
+      if (hole.j == 0) hole = displace(b, kb);
+      if (hole.j == 0) {
+        r = slow_full;  // nothing changed for kb (a stuck hole became a tomb: see displace)
+        break;
       }
+      hop |= 1u << hole.j;
+      dig |= 1u << digest_bits(kb);
+      locked = detail::h64::next(locked, hop, dig, true);  // still locked; version + 1
+      word(b, 0).store(locked, memory_order::release);
+      word(idx(b, hole.j), hole.w).store(pack(kb, vb), memory_order::release);
+      r = slow_inserted;
       break;
     }
     unlock(b, locked, hop, dig);
     return r;
+  }
+
+  /// Lane 0: claims the first empty slot of buckets b+from .. b+to-1 (words 1-7 in order) by a
+  /// CAS empty -> (claimed, kb). Returns its bucket offset from b and word, or j = 0 for none.
+  WARPKV_HD place claim_empty(std::size_t b, unsigned from, unsigned to, key_bits kb) const {
+    for (unsigned j = from; j < to; ++j) {
+      const std::size_t e = idx(b, j);
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        if (word(e, w).load(memory_order::relaxed) != empty_word()) continue;
+        if (cas(e, w, empty_word(), pack(claimed(), kb))) return {j, w, 0};  // else e's own insert took it
+      }
+    }
+    return {0, 0, 0};
+  }
+
+  /// Lane 0, under b's lock, when b+1 .. b+reach has no empty slot (design doc, "Displacement"):
+  /// claims the first empty slot beyond reach (less than displace_buckets buckets from b, never b
+  /// itself) and hops it back, one move of an external member at a time, until it lies within
+  /// b+1 .. b+reach; returns it (claimed by kb) or j = 0. A hole that gets stuck cannot go back to
+  /// empty (M): it becomes a tomb (the insert answers full, and the bulk API's growth rebuilds the
+  /// table, which clears it); the next empty slot further on is tried, max_holes in all.
+  WARPKV_HD place displace(std::size_t b, key_bits kb) const {
+    const unsigned limit = mask_ + 1 < displace_buckets ? static_cast<unsigned>(mask_ + 1) : displace_buckets;
+    unsigned from = detail::h64::reach + 1;
+    for (int holes = 0; holes < max_holes; ++holes) {
+      place hole = claim_empty(b, from, limit, kb);
+      if (hole.j == 0) break;
+      from = hole.j;  // its bucket may have another empty slot
+      while (hole.j > detail::h64::reach && hop_closer(b, hole, kb)) {
+      }
+      if (hole.j <= detail::h64::reach) return hole;
+      word(idx(b, hole.j), hole.w).store(tomb_word(), memory_order::relaxed);
+    }
+    return {0, 0, 0};
+  }
+
+  /// Lane 0, under b's lock: moves one external member into the hole (claimed by kb, at bucket
+  /// offset hole.j > reach from b) from a bucket before it, and makes its old slot the hole.
+  /// The candidates are the homes c = hole - d, d = reach .. 1 (farthest first), whose hop bits
+  /// name a bucket before the hole. A locked candidate is skipped; when every candidate was
+  /// locked, the scan is repeated after a back-off, at most max_busy_rounds times (b's lock is
+  /// held meanwhile: the wait is bounded, and the locks it waits for lie ahead of b). Returns
+  /// false when no member can be moved.
+  WARPKV_HD bool hop_closer(std::size_t b, place& hole, key_bits kb) const {
+    const std::size_t q = idx(b, hole.j);
+    for (int round = 0; round < max_busy_rounds; ++round) {
+      bool busy = false;
+      for (unsigned d = detail::h64::reach; d >= 1; --d) {
+        const std::size_t c = idx(b, hole.j - d);  // hole.j > reach >= d: never b
+        const std::uint64_t h = word(c, 0).load(memory_order::relaxed);
+        if ((detail::h64::hop_bits(h) & ((1u << d) - 1u)) == 0) continue;
+        if (detail::hop::locked(h)) {  // its holder finishes in a bounded number of steps
+          busy = true;
+          continue;
+        }
+        const unsigned o = move_into(c, d, q, hole.w, kb);
+        if (o == moving_busy) {
+          busy = true;
+        } else if (o != 0) {
+          hole.j = hole.j - d + o;
+          return true;
+        }
+      }
+      if (!busy) return false;
+      backoff(round);
+    }
+    return false;
+  }
+
+  /// Lane 0: locks c (try-lock: never waits) and moves its external member nearest to c among the
+  /// buckets c+1 .. c+d-1 into slot (q, hole_w) = bucket c+d, claimed by kb, in the slot layout's
+  /// order, all under c's lock: (a) copy the pair into the hole; (b) name bucket c+d (hop bit d;
+  /// the key's digest bit is set already; version + 1); (c) store (claimed, kb) over the old slot,
+  /// which becomes the hole (M); (d) unlock with hop bits and digest recomputed from the members
+  /// that remain (the old bucket's bit clears if no member of c is left there). Returns the old
+  /// bucket's offset o from c (1 .. d-1), 0 when c has nothing to move
+  /// there, or moving_busy when c is locked. On a move, hole_w becomes the old slot's word.
+  WARPKV_HD unsigned move_into(std::size_t c, unsigned d, std::size_t q, unsigned& hole_w, key_bits kb) const {
+    const std::uint64_t locked = lock(c);
+    if (locked == 0) return moving_busy;
+    const std::uint32_t hop = detail::h64::hop_bits(locked), dig = detail::h64::digest(locked);
+    std::uint32_t before = hop & ((1u << d) - 1u);
+    while (before != 0) {
+      const unsigned o = static_cast<unsigned>(lowest_lane(before));
+      before &= before - 1;
+      const std::size_t m = idx(c, o);
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const std::uint64_t x = word(m, w).load(memory_order::relaxed);
+        const key_bits k = detail::h64::pair::unpack(x).key;
+        if (reserved(k) || home_bits(k) != c) continue;  // c's own lock excludes any other change of it
+        word(q, hole_w).store(x, memory_order::relaxed);                                   // (a)
+        const std::uint64_t named = detail::h64::next(locked, hop | (1u << d), dig, true);  // (b)
+        word(c, 0).store(named, memory_order::release);
+        word(m, w).store(pack(claimed(), kb), memory_order::release);  // (c)
+        unlock_recomputed(c, named);                                   // (d)
+        hole_w = w;
+        return o;
+      }
+    }
+    unlock(c, locked, hop, dig);
+    return 0;
+  }
+
+  /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
+  /// from the keys homed at c that remain in the buckets `locked` names (N: exact again).
+  WARPKV_HD void unlock_recomputed(std::size_t c, std::uint64_t locked) const {
+    std::uint32_t hop = 0, dig = 0;
+    std::uint32_t left = detail::h64::hop_bits(locked);
+    while (left != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(left));
+      left &= left - 1;
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
+        if (reserved(k) || home_bits(k) != c) continue;
+        hop |= 1u << j;
+        dig |= 1u << digest_bits(k);
+      }
+    }
+    unlock(c, locked, hop, dig);
   }
 
   /// Lane 0: erases external member kb of bucket b under b's lock, then recomputes b's hop bits
@@ -438,19 +562,7 @@ class hopscotch_bucket_ref {
     }
     // The linearization point: from this store no slot holds kb.
     word(idx(b, p.j), p.w).store(tomb_word(), memory_order::release);
-    std::uint32_t new_hop = 0, new_dig = 0;
-    std::uint32_t left = hop;
-    while (left != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(left));
-      left &= left - 1;
-      for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const key_bits k = detail::h64::pair::unpack(word(idx(b, j), w).load(memory_order::relaxed)).key;
-        if (reserved(k) || home_bits(k) != b) continue;
-        new_hop |= 1u << j;
-        new_dig |= 1u << digest_bits(k);
-      }
-    }
-    unlock(b, locked, new_hop, new_dig);
+    unlock_recomputed(b, locked);
     return done;
   }
 
