@@ -24,7 +24,11 @@
 //    copy, name, vacate, un-name), until the hole lies within h+1..h+15; home residents never
 //    move. When that fails (no movable member, or the candidates stay locked), insert answers
 //    status::full (the bulk API then grows the table); the stuck hole becomes a tomb (a slot never
-//    returns to empty in a batch) and the rebuild clears it. No stash: the overflow bit stays clear;
+//    returns to empty in a batch) and the rebuild clears it;
+//  - the stash: a key that neither fits nor displacement places goes to the stash (1/64 of the
+//    table's slots after it, detail/bucket_layout.hpp) under its home's lock, which first sets the
+//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the key's
+//    stash window (4 buckets). Only when that window is full too does insert answer full;
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
@@ -67,20 +71,27 @@ class hopscotch_bucket_ref {
   static constexpr int find_register_budget = 44;
   static constexpr int slow_register_budget = 48;
 
-  /// Buckets of a table of `capacity` slots (7 per bucket).
-  WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) { return capacity / detail::h64::slots; }
+  /// Buckets of a table of `capacity` slots (7 per bucket), then its stash.
+  WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) {
+    return capacity / detail::h64::slots + detail::h64::stash_buckets(capacity / detail::h64::slots);
+  }
 
   hopscotch_bucket_ref() = default;
   /// `buckets` holds `num_buckets` buckets (a power of two, at least 16).
   hopscotch_bucket_ref(slot_type* buckets, std::size_t num_buckets, Key empty_key, std::uint64_t seed)
       : b_(buckets),
         mask_(num_buckets - 1),
+        stash_mask_(detail::h64::stash_buckets(num_buckets) - 1),
         empty_(to_bits(empty_key)),
         seed_(seed) {}
 
   /// Slots of the table (7 per bucket).
   WARPKV_HD std::size_t capacity() const { return detail::h64::slots * (mask_ + 1); }
   WARPKV_HD std::size_t buckets() const { return mask_ + 1; }
+  /// Stash buckets after the table's (storage index buckets() + i).
+  WARPKV_HD std::size_t stash_buckets() const { return stash_mask_ + 1; }
+  /// The first of k's stash_window stash buckets, as an index into the stash.
+  WARPKV_HD std::size_t stash_home(Key k) const { return stash_home_bits(to_bits(k)); }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   WARPKV_HD Key tomb_key() const { return from_bits<Key>(tomb()); }
   WARPKV_HD Key claimed_key() const { return from_bits<Key>(claimed()); }
@@ -140,7 +151,7 @@ class hopscotch_bucket_ref {
         if (t.shfl(ok, 0)) return status::erased;
         continue;  // assigned or erased meanwhile: look again
       }
-      if (!names_digest(l.header, kb)) return status::not_found;
+      if (!may_be_named(l.header, kb)) return status::not_found;
       const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
       if (n.state == named::changed) continue;
       if (n.state == named::absent) return status::not_found;
@@ -156,11 +167,12 @@ class hopscotch_bucket_ref {
  private:
   static constexpr int retry = -1, done = 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
-  static constexpr unsigned moving_busy = ~0u;       // move_into: the candidate home was locked
-  static constexpr unsigned displace_buckets = 256;  // displacement looks for an empty slot this far (buckets)
-  static constexpr int max_holes = 2;                // empty slots displacement tries (a stuck one becomes a tomb)
-  static constexpr int max_busy_rounds = 256;        // scans of a hole's window whose candidates were all locked
+  static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
+  static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
+  static constexpr std::uint64_t stash_salt = 0x5bd1e9955bd1e995ull;   // and the stash hash's
+  static constexpr unsigned stash_bit = 16;                           // named_set: bit 16 + i is stash bucket i
+  static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
 
   /// What a tile's read of one bucket found: the header, the word index (1-7) holding the key and
   /// its value, and the lowest empty word index (-1: none).
@@ -187,9 +199,22 @@ class hopscotch_bucket_ref {
   WARPKV_HD unsigned digest_bits(key_bits kb) const {
     return static_cast<unsigned>(hash_bits(kb, seed_ ^ digest_salt) >> 28) & 15u;
   }
-  WARPKV_HD bool names_digest(std::uint64_t header, key_bits kb) const {
+  /// Whether kb may be an external member (the digest names its bit) or in the stash (overflow).
+  WARPKV_HD bool may_be_named(std::uint64_t header, key_bits kb) const {
+    if (detail::hop::overflowed(header)) return true;
     const std::uint32_t d = detail::h64::digest(header);
     return d != 0 && ((d >> digest_bits(kb)) & 1u) != 0;
+  }
+  /// The buckets a search of kb's home with header h reads after the home: bit j (1-15) bucket
+  /// b + j (hop bits), bit stash_bit + i (overflow) kb's stash bucket i.
+  WARPKV_HD static std::uint32_t named_set(std::uint64_t h) {
+    return detail::h64::hop_bits(h) | (detail::hop::overflowed(h) ? stash_set : 0u);
+  }
+  WARPKV_HD std::size_t named_bucket(std::size_t b, key_bits kb, unsigned j) const {
+    return j < stash_bit ? idx(b, j) : mask_ + 1 + ((stash_home_bits(kb) + (j - stash_bit)) & stash_mask_);
+  }
+  WARPKV_HD std::size_t stash_home_bits(key_bits kb) const {
+    return static_cast<std::size_t>(hash_bits(kb, seed_ ^ stash_salt)) & stash_mask_;
   }
   WARPKV_HD std::size_t idx(std::size_t b, unsigned j) const { return (b + j) & mask_; }
   WARPKV_HD atomic_ref<std::uint64_t> word(std::size_t b, unsigned w) const {
@@ -240,11 +265,11 @@ class hopscotch_bucket_ref {
   template <read_mode Reads, class Tile>
   WARPKV_HD named search_named(const Tile& t, std::size_t b, key_bits kb, std::uint64_t h) const {
     if constexpr (Reads == read_mode::relaxed) atomic_thread_fence(memory_order::acquire);
-    std::uint32_t hop = detail::h64::hop_bits(h);
-    while (hop != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(hop));
-      hop &= hop - 1;
-      const look l = read_bucket<Reads, false>(t, idx(b, j), kb);
+    std::uint32_t todo = named_set(h);
+    while (todo != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(todo));
+      todo &= todo - 1;
+      const look l = read_bucket<Reads, false>(t, named_bucket(b, kb, j), kb);
       if (l.hit >= 0) return {named::found, l.value};
     }
     if constexpr (Reads == read_mode::quiescent) {
@@ -267,7 +292,7 @@ class hopscotch_bucket_ref {
       if (l.hit < 0) {
         // No home slot holds kb and the digest does not name it: a miss (linearized at the
         // header's load; docs/design/hopscotch_buckets.md).
-        if (!names_digest(l.header, kb)) return status::not_found;
+        if (!may_be_named(l.header, kb)) return status::not_found;
         const named n = search_named<Reads>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
         if (n.state == named::absent) return status::not_found;
@@ -296,7 +321,7 @@ class hopscotch_bucket_ref {
         continue;
       }
       bool external = false;
-      if (names_digest(l.header, kb)) {
+      if (may_be_named(l.header, kb)) {
         const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
         if (n.state == named::found) {
@@ -339,18 +364,21 @@ class hopscotch_bucket_ref {
     word(b, 0).store(detail::h64::next(locked, hop, dig, false), memory_order::release);
   }
 
-  /// Lane 0, under b's lock: where kb sits among b's external members (bucket offset j, word w),
-  /// or j = 0 when it is not one.
+  /// Lane 0, under b's lock (header h): where kb sits among b's external members and, when h has
+  /// overflow, in its stash window: named_set's bit j (named_bucket) and word w; j = 0 when it is
+  /// in neither.
   struct place {
     unsigned j, w;
     value_bits value;
   };
-  WARPKV_HD place find_external(std::size_t b, std::uint32_t hop, key_bits kb) const {
-    while (hop != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(hop));
-      hop &= hop - 1;
+  WARPKV_HD place find_external(std::size_t b, std::uint64_t h, key_bits kb) const {
+    std::uint32_t todo = named_set(h);
+    while (todo != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(todo));
+      todo &= todo - 1;
+      const std::size_t at = named_bucket(b, kb, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const auto e = detail::h64::pair::unpack(word(idx(b, j), w).load(memory_order::relaxed));
+        const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
         if (e.key == kb) return {j, w, e.value};
       }
     }
@@ -387,11 +415,12 @@ class hopscotch_bucket_ref {
         }
         continue;  // erased or assigned by a lock-free CAS meanwhile: read again
       }
-      const place p = find_external(b, hop, kb);
+      const place p = find_external(b, locked, kb);
       if (p.j != 0) {
         if (or_assign) {
-          // External members change only under b's lock: the store is the linearization point.
-          word(idx(b, p.j), p.w).store(pack(kb, vb), memory_order::release);
+          // External members and b's stash keys change only under b's lock: the store is the
+          // linearization point.
+          word(named_bucket(b, kb, p.j), p.w).store(pack(kb, vb), memory_order::release);
           r = slow_assigned;
         } else {
           r = slow_found;
@@ -400,8 +429,8 @@ class hopscotch_bucket_ref {
       }
       if (empty >= 0) break;  // r = retry: the fast path's CAS takes it
       if (tomb_at >= 0) {
-        // Only b's slow path (under this lock) writes a home tomb: the CAS cannot fail but for a
-        // bug; it is the linearization point.
+        // The CAS is the linearization point; it fails when another home's slow path claimed the
+        // tomb meanwhile (claim_empty): read again.
         if (cas(b, static_cast<unsigned>(tomb_at), tomb_word(), pack(kb, vb), memory_order::release)) {
           r = slow_inserted;
           break;
@@ -414,7 +443,7 @@ class hopscotch_bucket_ref {
       place hole = claim_empty(b, 1, detail::h64::reach + 1, kb);
       if (hole.j == 0) hole = displace(b, kb);
       if (hole.j == 0) {
-        r = slow_full;  // nothing changed for kb (a stuck hole became a tomb: see displace)
+        r = stash_insert(b, locked, kb, vb) ? slow_inserted : slow_full;
         break;
       }
       hop |= 1u << hole.j;
@@ -429,105 +458,162 @@ class hopscotch_bucket_ref {
     return r;
   }
 
-  /// Lane 0: claims the first empty slot of buckets b+from .. b+to-1 (words 1-7 in order) by a
-  /// CAS empty -> (claimed, kb). Returns its bucket offset from b and word, or j = 0 for none.
-  WARPKV_HD place claim_empty(std::size_t b, unsigned from, unsigned to, key_bits kb) const {
-    for (unsigned j = from; j < to; ++j) {
-      const std::size_t e = idx(b, j);
-      for (unsigned w = 1; w < detail::h64::words; ++w) {
-        if (word(e, w).load(memory_order::relaxed) != empty_word()) continue;
-        if (cas(e, w, empty_word(), pack(claimed(), kb))) return {j, w, 0};  // else e's own insert took it
-      }
+  /// Lane 0, under b's lock (header *locked), when neither the neighbourhood nor displacement has
+  /// a slot for kb: sets b's overflow bit if clear (a header store, version + 1: flagged before
+  /// stored), then CASes the first empty slot of kb's stash window empty -> (kb, vb): the
+  /// linearization point. False when the window is full (the flag stays; it costs b's lookups a
+  /// stash read until the next rebuild). *locked is the header to unlock from.
+  WARPKV_HD bool stash_insert(std::size_t b, std::uint64_t& locked, key_bits kb, value_bits vb) const {
+    if (!detail::hop::overflowed(locked)) {
+      locked = detail::h64::next(locked, detail::h64::hop_bits(locked), detail::h64::digest(locked), true) |
+               detail::hop::overflow_bit;
+      word(b, 0).store(locked, memory_order::release);
     }
-    return {0, 0, 0};
-  }
-
-  /// Lane 0, under b's lock, when b+1 .. b+reach has no empty slot (design doc, "Displacement"):
-  /// claims the first empty slot beyond reach (less than displace_buckets buckets from b, never b
-  /// itself) and hops it back, one move of an external member at a time, until it lies within
-  /// b+1 .. b+reach; returns it (claimed by kb) or j = 0. A hole that gets stuck cannot go back to
-  /// empty (M): it becomes a tomb (the insert answers full, and the bulk API's growth rebuilds the
-  /// table, which clears it); the next empty slot further on is tried, max_holes in all.
-  WARPKV_HD place displace(std::size_t b, key_bits kb) const {
-    const unsigned limit = mask_ + 1 < displace_buckets ? static_cast<unsigned>(mask_ + 1) : displace_buckets;
-    unsigned from = detail::h64::reach + 1;
-    for (int holes = 0; holes < max_holes; ++holes) {
-      place hole = claim_empty(b, from, limit, kb);
-      if (hole.j == 0) break;
-      from = hole.j;  // its bucket may have another empty slot
-      while (hole.j > detail::h64::reach && hop_closer(b, hole, kb)) {
-      }
-      if (hole.j <= detail::h64::reach) return hole;
-      word(idx(b, hole.j), hole.w).store(tomb_word(), memory_order::relaxed);
-    }
-    return {0, 0, 0};
-  }
-
-  /// Lane 0, under b's lock: moves one external member into the hole (claimed by kb, at bucket
-  /// offset hole.j > reach from b) from a bucket before it, and makes its old slot the hole.
-  /// The candidates are the homes c = hole - d, d = reach .. 1 (farthest first), whose hop bits
-  /// name a bucket before the hole. A locked candidate is skipped; when every candidate was
-  /// locked, the scan is repeated after a back-off, at most max_busy_rounds times (b's lock is
-  /// held meanwhile: the wait is bounded, and the locks it waits for lie ahead of b). Returns
-  /// false when no member can be moved.
-  WARPKV_HD bool hop_closer(std::size_t b, place& hole, key_bits kb) const {
-    const std::size_t q = idx(b, hole.j);
-    for (int round = 0; round < max_busy_rounds; ++round) {
-      bool busy = false;
-      for (unsigned d = detail::h64::reach; d >= 1; --d) {
-        const std::size_t c = idx(b, hole.j - d);  // hole.j > reach >= d: never b
-        const std::uint64_t h = word(c, 0).load(memory_order::relaxed);
-        if ((detail::h64::hop_bits(h) & ((1u << d) - 1u)) == 0) continue;
-        if (detail::hop::locked(h)) {  // its holder finishes in a bounded number of steps
-          busy = true;
-          continue;
-        }
-        const unsigned o = move_into(c, d, q, hole.w, kb);
-        if (o == moving_busy) {
-          busy = true;
-        } else if (o != 0) {
-          hole.j = hole.j - d + o;
+    for (unsigned i = 0; i < detail::h64::stash_window; ++i) {
+      const std::size_t s = named_bucket(b, kb, stash_bit + i);
+      for (unsigned w = 1; w < detail::h64::words; ++w)
+        if (word(s, w).load(memory_order::relaxed) == empty_word() && cas(s, w, empty_word(), pack(kb, vb), memory_order::release))
           return true;
-        }
-      }
-      if (!busy) return false;
-      backoff(round);
     }
     return false;
   }
 
-  /// Lane 0: locks c (try-lock: never waits) and moves its external member nearest to c among the
-  /// buckets c+1 .. c+d-1 into slot (q, hole_w) = bucket c+d, claimed by kb, in the slot layout's
-  /// order, all under c's lock: (a) copy the pair into the hole; (b) name bucket c+d (hop bit d;
-  /// the key's digest bit is set already; version + 1); (c) store (claimed, kb) over the old slot,
-  /// which becomes the hole (M); (d) unlock with hop bits and digest recomputed from the members
-  /// that remain (the old bucket's bit clears if no member of c is left there). Returns the old
-  /// bucket's offset o from c (1 .. d-1), 0 when c has nothing to move
-  /// there, or moving_busy when c is locked. On a move, hole_w becomes the old slot's word.
-  WARPKV_HD unsigned move_into(std::size_t c, unsigned d, std::size_t q, unsigned& hole_w, key_bits kb) const {
-    const std::uint64_t locked = lock(c);
-    if (locked == 0) return moving_busy;
-    const std::uint32_t hop = detail::h64::hop_bits(locked), dig = detail::h64::digest(locked);
-    std::uint32_t before = hop & ((1u << d) - 1u);
-    while (before != 0) {
-      const unsigned o = static_cast<unsigned>(lowest_lane(before));
-      before &= before - 1;
-      const std::size_t m = idx(c, o);
+  /// Lane 0: claims the first free slot (empty, or a tomb: erased keys' slots serve every home's
+  /// slow path) of buckets b+from .. b+to-1 (words 1-7 in order) by a CAS to (claimed, kb).
+  /// Returns its bucket offset from b and word, or j = 0 for none.
+  WARPKV_HD place claim_empty(std::size_t b, unsigned from, unsigned to, key_bits kb) const {
+    for (unsigned j = from; j < to; ++j) {
+      const std::size_t e = idx(b, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const std::uint64_t x = word(m, w).load(memory_order::relaxed);
-        const key_bits k = detail::h64::pair::unpack(x).key;
-        if (reserved(k) || home_bits(k) != c) continue;  // c's own lock excludes any other change of it
-        word(q, hole_w).store(x, memory_order::relaxed);                                   // (a)
-        const std::uint64_t named = detail::h64::next(locked, hop | (1u << d), dig, true);  // (b)
-        word(c, 0).store(named, memory_order::release);
-        word(m, w).store(pack(claimed(), kb), memory_order::release);  // (c)
-        unlock_recomputed(c, named);                                   // (d)
-        hole_w = w;
-        return o;
+        const std::uint64_t x = word(e, w).load(memory_order::relaxed);
+        if (!is_free(x)) continue;
+        if (cas(e, w, x, pack(claimed(), kb))) return {j, w, 0};  // else another insert took it
       }
     }
-    unlock(c, locked, hop, dig);
-    return 0;
+    return {0, 0, 0};
+  }
+  WARPKV_HD bool is_free(std::uint64_t x) const { return x == empty_word() || x == tomb_word(); }
+
+  // ---- Displacement (design doc, "Displacement"). Lane 0, under b's lock; bucket offsets from b
+  // (1 .. 63) name the buckets it touches, and 64-bit masks over them hold its plan and state.
+
+  /// The buckets c+o (bit o, o < d) in which home c (offset c_off) has external members that a
+  /// hole in bucket c+d may take, by c's hop bits and the plan `good` (bit m: a hole in bucket b+m
+  /// reaches b+1 .. b+reach).
+  WARPKV_HD static std::uint32_t movable(std::uint32_t hop, unsigned c_off, unsigned d, std::uint64_t good) {
+    return hop & static_cast<std::uint32_t>(good >> c_off) & ((1u << d) - 1u);
+  }
+  WARPKV_HD std::uint32_t hop_at(std::size_t b, unsigned off) const {
+    return detail::h64::hop_bits(word(idx(b, off), 0).load(memory_order::relaxed));
+  }
+  WARPKV_HD static bool has(std::uint64_t set, unsigned off) { return ((set >> off) & 1u) != 0; }
+
+  /// Lane 0, under b's lock, when b+1 .. b+reach has no empty slot: finds a slot in reach by
+  /// moving external members of other homes, and returns it claimed by kb (j = 0: none; nothing
+  /// was changed then). Each attempt
+  ///  1. plans (reading headers without locks) which buckets b+p, reach < p < displace_buckets, a
+  ///     hole could be hopped back from (`good`), and picks the first such bucket with an empty
+  ///     slot;
+  ///  2. locks the homes of a path from there back into reach (lock_path: try-locks only);
+  ///  3. claims the empty slot (CAS empty -> claimed), then moves one member per step along the
+  ///     path (move_member), which cannot fail: every home it takes from is locked;
+  ///  4. unlocks those homes with their hop bits and digests recomputed.
+  /// A failed try-lock or claim releases the homes locked so far (nothing was claimed or moved)
+  /// and the next attempt plans again, max_displace_attempts in all. So no claimed slot is ever
+  /// given up (M), and b's lock holder never waits for a lock.
+  WARPKV_HD place displace(std::size_t b, key_bits kb) const {
+    constexpr unsigned reach = detail::h64::reach;
+    const unsigned limit = mask_ + 1 < displace_buckets ? static_cast<unsigned>(mask_ + 1) : displace_buckets;
+    for (int attempt = 0; attempt < max_displace_attempts; ++attempt) {
+      if (attempt > 0) backoff(attempt);
+      // 1. The plan: bucket p is good when some home c = p - d (1 <= d <= reach) has a member in a
+      // good bucket before p. The first good bucket with an empty slot is the start.
+      std::uint64_t good = (std::uint64_t{1} << (reach + 1)) - 1;
+      unsigned start = 0;
+      for (unsigned p = reach + 1; p < limit && start == 0; ++p) {
+        for (unsigned d = reach; d >= 1 && !has(good, p); --d)
+          if (movable(hop_at(b, p - d), p - d, d, good) != 0) good |= std::uint64_t{1} << p;
+        if (!has(good, p)) continue;
+        for (unsigned w = 1; w < detail::h64::words; ++w)
+          if (is_free(word(idx(b, p), w).load(memory_order::relaxed))) start = p;
+      }
+      if (start == 0) return {0, 0, 0};  // no room within displace_buckets: the stash
+      // 2. Lock a path: `homes` (bit c: b+c locked here), `holes` (bit m: the hole passes b+m).
+      std::uint64_t homes = 0, holes = 0;
+      const bool path = lock_path(b, start, good, homes, holes);
+      // 3. Claim the start's empty slot, then hop it back.
+      place hole{0, 0, 0};
+      if (path) hole = claim_empty(b, start, start + 1, kb);
+      if (hole.j != 0) {
+        while (hole.j > reach) {
+          const unsigned m = detail::h64::highest_bit(holes & ((std::uint64_t{1} << hole.j) - 1));
+          hole = move_member(b, homes, hole, m, kb);
+        }
+      }
+      // 4. Unlock the homes (recomputed after moves; as they were otherwise, version + 1).
+      while (homes != 0) {
+        const unsigned c = detail::h64::lowest_bit(homes);
+        homes &= homes - 1;
+        unlock_recomputed(idx(b, c), word(idx(b, c), 0).load(memory_order::relaxed));
+      }
+      if (hole.j != 0) return hole;
+    }
+    return {0, 0, 0};
+  }
+
+  /// Lane 0: try-locks homes along a path from bucket b+start back into b+1 .. b+reach, one step
+  /// at a time: from a hole at b+q, the farthest home c = q - d that is locked (by this path) or
+  /// can be locked and, under its lock, has a member in a good bucket b+m, m < q (the nearest
+  /// to c). Sets bit c of `homes` for each home locked and bit m of `holes` for each step. False
+  /// when a step finds no such home (the caller unlocks `homes` and plans again).
+  WARPKV_HD bool lock_path(std::size_t b, unsigned start, std::uint64_t good, std::uint64_t& homes,
+                           std::uint64_t& holes) const {
+    unsigned q = start;
+    while (q > detail::h64::reach) {
+      unsigned next = 0;
+      for (unsigned d = detail::h64::reach; d >= 1 && next == 0; --d) {
+        const unsigned c = q - d;  // q > reach >= d: never b
+        if (movable(hop_at(b, c), c, d, good) == 0) continue;
+        if (!has(homes, c)) {
+          if (lock(idx(b, c)) == 0) continue;  // busy: another home may do
+          homes |= std::uint64_t{1} << c;
+        }
+        const std::uint32_t from = movable(hop_at(b, c), c, d, good);  // under c's lock now
+        if (from != 0) next = c + static_cast<unsigned>(lowest_lane(from));
+      }
+      if (next == 0) return false;
+      holes |= std::uint64_t{1} << next;
+      q = next;
+    }
+    return true;
+  }
+
+  /// Lane 0, holding the locks of `homes`: moves a member of one of them from bucket b+m into the
+  /// hole (bucket b+hole.j, claimed by kb), in the slot layout's order: (a) copy the pair into the
+  /// hole; (b) name the hole's bucket in its home's header (hop bit; the key's digest bit is set
+  /// already; version + 1, still locked); (c) store (claimed, kb) over the old slot, which becomes
+  /// the hole (M). The old bucket is un-named when its home is unlocked, with hop bits and digest
+  /// recomputed (N). Returns the new hole (b+m). lock_path locked a home with a member there, and
+  /// nothing else moves or removes members of a locked home.
+  WARPKV_HD place move_member(std::size_t b, std::uint64_t homes, place hole, unsigned m, key_bits kb) const {
+    const std::size_t q = idx(b, hole.j), from = idx(b, m);
+    for (unsigned d = detail::h64::reach; d >= 1; --d) {
+      const unsigned c_off = hole.j - d;
+      if (c_off >= m || !has(homes, c_off)) continue;
+      const std::size_t c = idx(b, c_off);
+      const std::uint64_t locked = word(c, 0).load(memory_order::relaxed);  // ours
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const std::uint64_t x = word(from, w).load(memory_order::relaxed);
+        const key_bits k = detail::h64::pair::unpack(x).key;
+        if (reserved(k) || home_bits(k) != c) continue;
+        word(q, hole.w).store(x, memory_order::relaxed);  // (a)
+        word(c, 0).store(detail::h64::next(locked, detail::h64::hop_bits(locked) | (1u << d), detail::h64::digest(locked), true),
+                         memory_order::release);                 // (b)
+        word(from, w).store(pack(claimed(), kb), memory_order::release);  // (c)
+        return {m, w, 0};
+      }
+    }
+    return hole;  // unreachable: lock_path saw a member of a locked home in b+m
   }
 
   /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
@@ -554,20 +640,22 @@ class hopscotch_bucket_ref {
   WARPKV_HD int erase_external(std::size_t b, key_bits kb) const {
     const std::uint64_t locked = lock(b);
     if (locked == 0) return retry;
-    const std::uint32_t hop = detail::h64::hop_bits(locked);
-    const place p = find_external(b, hop, kb);
+    const place p = find_external(b, locked, kb);
     if (p.j == 0) {
-      unlock(b, locked, hop, detail::h64::digest(locked));
+      unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
       return retry;
     }
-    // The linearization point: from this store no slot holds kb.
-    word(idx(b, p.j), p.w).store(tomb_word(), memory_order::release);
+    // The linearization point: from this store no slot holds kb. A bucket slot becomes a tomb
+    // (M); a stash slot empty (stash slots change only under their keys' homes' locks and are
+    // read whole, so an empty one misleads no insert).
+    word(named_bucket(b, kb, p.j), p.w).store(p.j < stash_bit ? tomb_word() : empty_word(), memory_order::release);
     unlock_recomputed(b, locked);
     return done;
   }
 
   slot_type* b_ = nullptr;
   std::size_t mask_ = 0;
+  std::size_t stash_mask_ = 0;
   key_bits empty_ = 0;
   std::uint64_t seed_ = 0;
 };
