@@ -66,10 +66,11 @@ class hopscotch_bucket_ref {
   /// code) and re-runs what it hands back as full with insert() (core/map_ops.hpp, pass::fast).
   static constexpr bool fast_bulk_inserts = true;
   /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
-  /// core/launcher.hpp), and of the complete insert's second launch.
+  /// core/launcher.hpp), and of the complete insert's second launch (64 since displacement: its
+  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 24 / 68).
   static constexpr int hot_register_budget = 40;
   static constexpr int find_register_budget = 44;
-  static constexpr int slow_register_budget = 48;
+  static constexpr int slow_register_budget = 64;
 
   /// Buckets of a table of `capacity` slots (7 per bucket), then its stash.
   WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) {
@@ -90,8 +91,8 @@ class hopscotch_bucket_ref {
   WARPKV_HD std::size_t buckets() const { return mask_ + 1; }
   /// Stash buckets after the table's (storage index buckets() + i).
   WARPKV_HD std::size_t stash_buckets() const { return stash_mask_ + 1; }
-  /// The first of k's stash_window stash buckets, as an index into the stash.
-  WARPKV_HD std::size_t stash_home(Key k) const { return stash_home_bits(to_bits(k)); }
+  /// The first of k's stash_window stash buckets (those of its home), as an index into the stash.
+  WARPKV_HD std::size_t stash_home(Key k) const { return stash_first(home(k)); }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   WARPKV_HD Key tomb_key() const { return from_bits<Key>(tomb()); }
   WARPKV_HD Key claimed_key() const { return from_bits<Key>(claimed()); }
@@ -170,7 +171,6 @@ class hopscotch_bucket_ref {
   static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
   static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
-  static constexpr std::uint64_t stash_salt = 0x5bd1e9955bd1e995ull;   // and the stash hash's
   static constexpr unsigned stash_bit = 16;                           // named_set: bit 16 + i is stash bucket i
   static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
 
@@ -201,21 +201,24 @@ class hopscotch_bucket_ref {
   }
   /// Whether kb may be an external member (the digest names its bit) or in the stash (overflow).
   WARPKV_HD bool may_be_named(std::uint64_t header, key_bits kb) const {
-    if (detail::hop::overflowed(header)) return true;
     const std::uint32_t d = detail::h64::digest(header);
-    return d != 0 && ((d >> digest_bits(kb)) & 1u) != 0;
+    if (d == 0) return detail::hop::overflowed(header);
+    return detail::hop::overflowed(header) || ((d >> digest_bits(kb)) & 1u) != 0;
   }
-  /// The buckets a search of kb's home with header h reads after the home: bit j (1-15) bucket
-  /// b + j (hop bits), bit stash_bit + i (overflow) kb's stash bucket i.
+  /// The buckets the slow paths search for kb after its home b (header h): bit j (1-15) bucket
+  /// b + j (hop bits), bit stash_bit + i (overflow) kb's stash bucket i (named_bucket).
   WARPKV_HD static std::uint32_t named_set(std::uint64_t h) {
     return detail::h64::hop_bits(h) | (detail::hop::overflowed(h) ? stash_set : 0u);
   }
-  WARPKV_HD std::size_t named_bucket(std::size_t b, key_bits kb, unsigned j) const {
-    return j < stash_bit ? idx(b, j) : mask_ + 1 + ((stash_home_bits(kb) + (j - stash_bit)) & stash_mask_);
+  WARPKV_HD std::size_t named_bucket(std::size_t b, unsigned j) const {
+    return j < stash_bit ? idx(b, j) : mask_ + 1 + ((stash_first(b) + (j - stash_bit)) & stash_mask_);
   }
-  WARPKV_HD std::size_t stash_home_bits(key_bits kb) const {
-    return static_cast<std::size_t>(hash_bits(kb, seed_ ^ stash_salt)) & stash_mask_;
+  /// The first stash bucket of the window of the keys homed at b: b times an odd constant, so
+  /// that neighbouring homes (whose neighbourhoods fill together) get windows far apart.
+  WARPKV_HD std::size_t stash_first(std::size_t b) const {
+    return (static_cast<std::uint32_t>(b) * 0x9e3779b1u) & static_cast<std::uint32_t>(stash_mask_);
   }
+
   WARPKV_HD std::size_t idx(std::size_t b, unsigned j) const { return (b + j) & mask_; }
   WARPKV_HD atomic_ref<std::uint64_t> word(std::size_t b, unsigned w) const {
     return atomic_ref<std::uint64_t>(b_[b].word[w]);
@@ -269,7 +272,7 @@ class hopscotch_bucket_ref {
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
-      const look l = read_bucket<Reads, false>(t, named_bucket(b, kb, j), kb);
+      const look l = read_bucket<Reads, false>(t, named_bucket(b, j), kb);
       if (l.hit >= 0) return {named::found, l.value};
     }
     if constexpr (Reads == read_mode::quiescent) {
@@ -376,7 +379,7 @@ class hopscotch_bucket_ref {
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
-      const std::size_t at = named_bucket(b, kb, j);
+      const std::size_t at = named_bucket(b, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
         const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
         if (e.key == kb) return {j, w, e.value};
@@ -420,7 +423,7 @@ class hopscotch_bucket_ref {
         if (or_assign) {
           // External members and b's stash keys change only under b's lock: the store is the
           // linearization point.
-          word(named_bucket(b, kb, p.j), p.w).store(pack(kb, vb), memory_order::release);
+          word(named_bucket(b, p.j), p.w).store(pack(kb, vb), memory_order::release);
           r = slow_assigned;
         } else {
           r = slow_found;
@@ -470,7 +473,7 @@ class hopscotch_bucket_ref {
       word(b, 0).store(locked, memory_order::release);
     }
     for (unsigned i = 0; i < detail::h64::stash_window; ++i) {
-      const std::size_t s = named_bucket(b, kb, stash_bit + i);
+      const std::size_t s = named_bucket(b, stash_bit + i);
       for (unsigned w = 1; w < detail::h64::words; ++w)
         if (word(s, w).load(memory_order::relaxed) == empty_word() && cas(s, w, empty_word(), pack(kb, vb), memory_order::release))
           return true;
@@ -648,7 +651,7 @@ class hopscotch_bucket_ref {
     // The linearization point: from this store no slot holds kb. A bucket slot becomes a tomb
     // (M); a stash slot empty (stash slots change only under their keys' homes' locks and are
     // read whole, so an empty one misleads no insert).
-    word(named_bucket(b, kb, p.j), p.w).store(p.j < stash_bit ? tomb_word() : empty_word(), memory_order::release);
+    word(named_bucket(b, p.j), p.w).store(p.j < stash_bit ? tomb_word() : empty_word(), memory_order::release);
     unlock_recomputed(b, locked);
     return done;
   }
