@@ -2,6 +2,9 @@
 // the shared typed suite with tiles of 1 and 4 lanes, plus the races the design's argument is
 // about: many fast inserts of one key, fast against slow inserts of one key, erase and reinsert of
 // home residents and external members in one batch, and a fast launch that hands keys over.
+// Finds and displacement's moves yield between their steps here (bucket_ref.hpp's test seam), so
+// that the races on a move's order are met on the host too.
+#define WARPKV_H64_RACE_PROBE 1
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -256,7 +259,11 @@ TYPED_TEST(H64, KeysWithoutRoomInReachGoToTheStashThenTheTableGrows) {
   WARPKV_TEST_EXECUTION(ex);
   auto map = fixed_map<TypeParam>(ex);
   const auto keys = keys_homed_at(map, 62, 7 * 16 + 5);  // wraps past the last bucket
-  for (auto s : map.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
+  // The first 112 fill the neighbourhood, so the last 5 (a batch of their own) go to the stash.
+  const std::vector<std::uint32_t> fit(keys.begin(), keys.begin() + 7 * 16), rest(keys.begin() + 7 * 16, keys.end());
+  for (auto s : map.insert(fit, fit)) ASSERT_EQ(s, status::inserted);
+  EXPECT_EQ(map.stashed(), 0u);
+  for (auto s : map.insert(rest, rest)) ASSERT_EQ(s, status::inserted);
   EXPECT_EQ(map.rehash_count(), 0u);
   EXPECT_EQ(map.stashed(), 5u);
   ASSERT_EQ(map.validate(), "");
@@ -398,36 +405,49 @@ TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
   }
 }
 
-// The same inserts in one mixed batch with finds and assignments of the keys being moved (far's
-// external members): a find of a present key never misses (design doc: a move copies, names,
-// vacates, un-names, each header change with a version bump), and the batch is linearizable per key.
+// Displacement racing finds of the keys it moves: `far` homes 14 keys at bucket h + 10 (7 residents,
+// 7 external members in h + 11); 98 keys homed at h fill h .. h + 9 and h + 12 .. h + 15. Then one
+// mixed batch: 7 more inserts homed at h, each of which must move one of far's members out of
+// h + 11 (to h + 16), amid finds (and some assignments) of exactly those 7 keys. A find of a
+// present key never misses (design doc: a move copies, names, vacates, un-names, and every header
+// change bumps the version), and the batch is linearizable per key. The race seam (top of this
+// file) makes moves and finds yield between their steps; without the right order of a move's
+// steps this test fails (vacating before the copy was caught here).
 TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
   WARPKV_TEST_EXECUTION(ex);
+  const int per_insert = std::max(20, static_cast<int>(60 * test_scale()));
   for (int rep = 0; rep < 4 * race_repeats<TypeParam>; ++rep) {
-    const std::size_t h = rep % 2 == 0 ? 3 : 50;
+    const std::size_t h = rep % 2 == 0 ? 3 : 55;  // 55: the region wraps past bucket 63
     auto map = fixed_map<TypeParam>(ex);
-    const auto r = crowd(map, h);
-    for (auto s : map.insert(r.far, r.far)) ASSERT_EQ(s, status::inserted);
+    const auto far = keys_homed_at(map, (h + 10) % 64, 14);
+    const auto near = keys_homed_at(map, h, 105);
+    for (auto s : map.insert(far, far)) ASSERT_EQ(s, status::inserted);
+    const std::vector<std::uint32_t> first(near.begin(), near.begin() + 98);
+    for (auto s : map.insert(first, first)) ASSERT_EQ(s, status::inserted);
+    ASSERT_EQ(map.stashed(), 0u);
     std::unordered_map<std::uint32_t, std::uint32_t> state;
-    for (auto k : r.far) state.emplace(k, k);
+    for (auto k : far) state.emplace(k, k);
+    for (auto k : first) state.emplace(k, k);
     std::vector<op> ops;
     std::vector<std::uint32_t> keys, values;
-    for (std::size_t i = 0; i < r.near.size(); ++i) {
-      ops.push_back(op::insert), keys.push_back(r.near[i]), values.push_back(r.near[i]);
-      for (int f = 0; f < 6; ++f) {  // finds (and some assignments) of far's keys around each insert
-        const std::uint32_t k = r.far[(i * 7 + static_cast<std::size_t>(f) * 11) % r.far.size()];
-        ops.push_back(f == 5 ? op::insert_or_assign : op::find), keys.push_back(k), values.push_back(k + 1000000u);
+    std::size_t next = 0;
+    for (std::size_t i = 98; i < near.size(); ++i) {
+      ops.push_back(op::insert), keys.push_back(near[i]), values.push_back(near[i]);
+      for (int f = 0; f < per_insert; ++f) {
+        const std::uint32_t k = far[7 + next++ % 7];
+        ops.push_back(f % 10 == 9 ? op::insert_or_assign : op::find), keys.push_back(k), values.push_back(k + 1000000u);
       }
     }
     std::vector<status> st;
     const auto problem = execute_and_check(map, ops, keys, values, state, &st);
     ASSERT_FALSE(problem.has_value()) << "rep " << rep << ": " << *problem;
-    for (std::size_t i = 0; i < ops.size(); ++i)
+    for (std::size_t i = 0; i < ops.size(); ++i) {
       if (ops[i] == op::find) {
         ASSERT_EQ(st[i], status::found) << "rep " << rep << ": a find missed moved key " << keys[i];
       }
+    }
     EXPECT_EQ(map.rehash_count(), 0u) << "rep " << rep;
-    EXPECT_EQ(map.stashed(), 0u) << "rep " << rep;
+    EXPECT_EQ(map.stashed(), 0u) << "rep " << rep << ": displacement did not make room";
   }
 }
 

@@ -46,6 +46,17 @@
 #include "warpkv/core/tile.hpp"
 #include "warpkv/hopscotch/detail/bucket_layout.hpp"
 
+// Test seam (as cpu/hopscotch_map.hpp's): a host test translation unit may define
+// WARPKV_H64_RACE_PROBE before including this header to make displacement's moves yield between
+// their steps and searches of the named buckets yield after their header read, which widens the windows that the
+// order of a move's steps guards from nanoseconds to a scheduler slice. Device code never yields.
+#if defined(WARPKV_H64_RACE_PROBE) && !WARPKV_DEVICE_PASS
+#include <thread>
+#define WARPKV_H64_PROBE() std::this_thread::yield()
+#else
+#define WARPKV_H64_PROBE() ((void)0)
+#endif
+
 namespace warpkv {
 
 template <hash_key Key, map_value Value>
@@ -268,6 +279,7 @@ class hopscotch_bucket_ref {
   template <read_mode Reads, class Tile>
   WARPKV_HD named search_named(const Tile& t, std::size_t b, key_bits kb, std::uint64_t h) const {
     if constexpr (Reads == read_mode::relaxed) atomic_thread_fence(memory_order::acquire);
+    WARPKV_H64_PROBE();
     std::uint32_t todo = named_set(h);
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
@@ -610,9 +622,12 @@ class hopscotch_bucket_ref {
         const key_bits k = detail::h64::pair::unpack(x).key;
         if (reserved(k) || home_bits(k) != c) continue;
         word(q, hole.w).store(x, memory_order::relaxed);  // (a)
+        WARPKV_H64_PROBE();
         word(c, 0).store(detail::h64::next(locked, detail::h64::hop_bits(locked) | (1u << d), detail::h64::digest(locked), true),
-                         memory_order::release);                 // (b)
+                         memory_order::release);  // (b)
+        WARPKV_H64_PROBE();
         word(from, w).store(pack(claimed(), kb), memory_order::release);  // (c)
+        WARPKV_H64_PROBE();
         return {m, w, 0};
       }
     }
