@@ -2,6 +2,9 @@
 // the shared typed suite with tiles of 1 and 4 lanes, plus the races the design's argument is
 // about: many fast inserts of one key, fast against slow inserts of one key, erase and reinsert of
 // home residents and external members in one batch, and a fast launch that hands keys over.
+// Finds and displacement's moves yield between their steps here (bucket_ref.hpp's test seam), so
+// that the races on a move's order are met on the host too.
+#define WARPKV_H64_RACE_PROBE 1
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,6 +44,17 @@ std::vector<std::uint32_t> keys_homed_at(const Map& m, std::size_t bucket, std::
   for (std::uint64_t k = from; out.size() < count; ++k)
     if (r.home(static_cast<std::uint32_t>(k)) == bucket) out.push_back(static_cast<std::uint32_t>(k));
   return out;
+}
+
+template <class Map>
+void expect_all_found(Map& map, const std::vector<std::uint32_t>& keys, const std::vector<std::uint32_t>& values,
+                      const char* what) {
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(fs[i], status::found) << what << ": key " << keys[i];
+    ASSERT_EQ(out[i], values[i]) << what << ": key " << keys[i];
+  }
 }
 
 template <class Map>
@@ -237,22 +251,51 @@ TYPED_TEST(H64, FastLaunchAnsweringFullLeavesTheTableUnchanged) {
   ASSERT_EQ(map.validate(), "");
 }
 
-// More keys for one home than the home and its 15 neighbours hold: no displacement and no stash
-// in this landing, so the bulk API grows (a new seed) and every key ends up present.
-TYPED_TEST(H64, AKeyWithoutRoomInReachMakesTheTableGrow) {
+// More keys for one home than the home and its 15 neighbours hold: displacement cannot help (every
+// member in reach is the home's own), so the rest go to the stash (the home's overflow bit; finds
+// read the key's stash window); past the stash window (4 buckets, 28 slots) the bulk API grows
+// (a new seed) and every key ends up present.
+TYPED_TEST(H64, KeysWithoutRoomInReachGoToTheStashThenTheTableGrows) {
   WARPKV_TEST_EXECUTION(ex);
   auto map = fixed_map<TypeParam>(ex);
   const auto keys = keys_homed_at(map, 62, 7 * 16 + 5);  // wraps past the last bucket
-  const auto st = map.insert(keys, keys);
-  for (auto s : st) ASSERT_EQ(s, status::inserted);
-  EXPECT_GT(map.rehash_count(), 0u);
+  // The first 112 fill the neighbourhood, so the last 5 (a batch of their own) go to the stash.
+  const std::vector<std::uint32_t> fit(keys.begin(), keys.begin() + 7 * 16), rest(keys.begin() + 7 * 16, keys.end());
+  for (auto s : map.insert(fit, fit)) ASSERT_EQ(s, status::inserted);
+  EXPECT_EQ(map.stashed(), 0u);
+  for (auto s : map.insert(rest, rest)) ASSERT_EQ(s, status::inserted);
+  EXPECT_EQ(map.rehash_count(), 0u);
+  EXPECT_EQ(map.stashed(), 5u);
+  ASSERT_EQ(map.validate(), "");
+  expect_all_found(map, keys, keys, "with 5 in the stash");
+  // Erase some of the stash's keys and some external members, then find everything again.
+  std::vector<std::uint32_t> gone(keys.end() - 3, keys.end());
+  gone.push_back(keys[20]);
+  for (auto s : map.erase(gone)) ASSERT_EQ(s, status::erased);
+  EXPECT_EQ(map.stashed(), 2u);
+  ASSERT_EQ(map.validate(), "");
   std::vector<std::uint32_t> out;
   const auto fs = map.find(keys, out);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(fs[i], status::found);
-    ASSERT_EQ(out[i], keys[i]);
-  }
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    ASSERT_EQ(fs[i], std::find(gone.begin(), gone.end(), keys[i]) == gone.end() ? status::found : status::not_found) << i;
+  for (auto s : map.insert_or_assign(keys, keys)) ASSERT_NE(s, status::full);
+  // 40 more than the neighbourhood and the stash window hold: the table grows.
+  const auto more = keys_homed_at(map, 62, 7 * 16 + 40);
+  for (auto s : map.insert(more, more)) ASSERT_NE(s, status::full);
+  EXPECT_GT(map.rehash_count(), 0u);
+  expect_all_found(map, more, more, "after growth");
   ASSERT_EQ(map.validate(), "");
+}
+
+// Erase and reinsert of stash keys, external members and residents in one batch (120 keys homed at
+// one bucket: 7 residents, 105 external members, 8 in the stash), linearizable per key.
+TYPED_TEST(H64, RacesThroughTheStash) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int rep = 0; rep < race_repeats<TypeParam>; ++rep) {
+    auto map = fixed_map<TypeParam>(ex);
+    race_on_keys(map, keys_homed_at(map, 30, 120), std::max<std::size_t>(600, static_cast<std::size_t>(3000 * test_scale())), 6);
+    EXPECT_EQ(map.rehash_count(), 0u);
+  }
 }
 
 // External members leave their hop bits and digest consistent when erased one by one (validate()
@@ -289,6 +332,233 @@ TYPED_TEST(H64, ErasingExternalMembersRecomputesHopBitsAndDigestAndARebuildClear
   EXPECT_GT(map.rehash_count(), before);
   EXPECT_EQ(map.tombstones(), 0u);
   ASSERT_EQ(map.validate(), "");
+}
+
+// ---- Displacement (E5; design doc, "Displacement") ----------------------------------------------
+
+// A map of exactly 7 x `buckets` slots that grows only when an insert finds no room (maximum load
+// factor 1).
+template <class Map>
+Map map_of_buckets(std::size_t buckets, const execution& ex) {
+  hopscotch_config cfg;
+  cfg.max_load_factor = 1.0;
+  return Map(buckets * 7, cfg, ex);
+}
+
+// A fill to load factor 0.9 and 0.95 of 2^12 buckets (28672 slots) does not grow: at 0.9 about
+// 0.4 % and at 0.95 about 1.3 % of the keys find no empty slot in their home and next 15 buckets
+// (E2), so displacement (and at times the stash) is certainly needed: without both this test
+// fails (the table grows), and without displacement the stash bound fails.
+TYPED_TEST(H64, FillsToHighLoadFactorsWithoutGrowing) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const double lf : {0.9, 0.95}) {
+    auto map = map_of_buckets<TypeParam>(4096, ex);
+    const std::size_t capacity = map.capacity();
+    ASSERT_EQ(capacity, 4096u * 7);
+    const auto n = static_cast<std::size_t>(lf * static_cast<double>(capacity));
+    std::vector<std::uint32_t> keys(n), values(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = make_key<std::uint32_t>(i + 1), values[i] = static_cast<std::uint32_t>(i + 3);
+    // Four batches: the last ones run at high load, racing one another in the complete insert.
+    for (std::size_t part = 0; part < 4; ++part) {
+      const std::size_t lo = n * part / 4, hi = n * (part + 1) / 4;
+      const std::vector<std::uint32_t> k(keys.begin() + static_cast<long>(lo), keys.begin() + static_cast<long>(hi));
+      const std::vector<std::uint32_t> v(values.begin() + static_cast<long>(lo), values.begin() + static_cast<long>(hi));
+      const auto st = map.insert(k, v);
+      ASSERT_EQ(std::count(st.begin(), st.end(), status::inserted), static_cast<long>(k.size())) << "lf " << lf;
+    }
+    EXPECT_EQ(map.capacity(), capacity) << "lf " << lf << ": the table grew";
+    EXPECT_EQ(map.rehash_count(), 0u) << "lf " << lf << ": the table was rebuilt";
+    // Displacement places most keys the neighbourhood has no room for (a fill of this table puts
+    // 32 keys in the stash at 0.9 and 159 at 0.95, about a third of those without room in reach).
+    std::cout << "[ stash     ] lf " << lf << ": " << map.stashed() << " of " << n << " keys in the stash\n";
+    EXPECT_LT(map.stashed(), n / (lf < 0.92 ? 500 : 100)) << "lf " << lf;
+    EXPECT_EQ(map.size(), n);
+    ASSERT_EQ(map.validate(), "") << "lf " << lf;
+    expect_all_found(map, keys, values, lf < 0.92 ? "lf 0.9" : "lf 0.95");
+  }
+}
+
+// Keys that can only fit by displacement: `far` homes 56 keys at bucket h + 10 (its home and the
+// next 7 buckets, all full), then 105 keys homed at h fill h .. h + 9 and need h + 11 .. h + 15,
+// which hold far's external members: each of the last 35 inserts moves one of them past h + 17.
+// Home residents never move, so far's home keeps its 7 (hence 105, not 112).
+struct crowded_region {
+  std::vector<std::uint32_t> near, far;
+};
+template <class Map>
+crowded_region crowd(const Map& map, std::size_t h) {
+  return {keys_homed_at(map, h, 105), keys_homed_at(map, (h + 10) % 64, 56)};
+}
+
+TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const std::size_t h : {std::size_t{3}, std::size_t{50}}) {  // 50: the region wraps past bucket 63
+    auto map = fixed_map<TypeParam>(ex);
+    const auto r = crowd(map, h);
+    for (auto s : map.insert(r.far, r.far)) ASSERT_EQ(s, status::inserted);
+    for (auto s : map.insert(r.near, r.near)) ASSERT_EQ(s, status::inserted);
+    EXPECT_EQ(map.rehash_count(), 0u) << "home " << h;
+    EXPECT_EQ(map.stashed(), 0u) << "home " << h << ": displacement did not make room";
+    ASSERT_EQ(map.validate(), "") << "home " << h;
+    expect_all_found(map, r.far, r.far, "far");
+    expect_all_found(map, r.near, r.near, "near");
+  }
+}
+
+// Displacement racing finds of the keys it moves: `far` homes 14 keys at bucket h + 10 (7 residents,
+// 7 external members in h + 11); 98 keys homed at h fill h .. h + 9 and h + 12 .. h + 15. Then one
+// mixed batch: 7 more inserts homed at h, each of which must move one of far's members out of
+// h + 11 (to h + 16), amid finds (and some assignments) of exactly those 7 keys. A find of a
+// present key never misses (design doc: a move copies, names, vacates, un-names, and every header
+// change bumps the version), and the batch is linearizable per key. The race seam (top of this
+// file) makes moves and finds yield between their steps; without the right order of a move's
+// steps this test fails (vacating before the copy was caught here).
+TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
+  WARPKV_TEST_EXECUTION(ex);
+  const int per_insert = std::max(20, static_cast<int>(60 * test_scale()));
+  for (int rep = 0; rep < 4 * race_repeats<TypeParam>; ++rep) {
+    const std::size_t h = rep % 2 == 0 ? 3 : 55;  // 55: the region wraps past bucket 63
+    auto map = fixed_map<TypeParam>(ex);
+    const auto far = keys_homed_at(map, (h + 10) % 64, 14);
+    const auto near = keys_homed_at(map, h, 105);
+    for (auto s : map.insert(far, far)) ASSERT_EQ(s, status::inserted);
+    const std::vector<std::uint32_t> first(near.begin(), near.begin() + 98);
+    for (auto s : map.insert(first, first)) ASSERT_EQ(s, status::inserted);
+    ASSERT_EQ(map.stashed(), 0u);
+    std::unordered_map<std::uint32_t, std::uint32_t> state;
+    for (auto k : far) state.emplace(k, k);
+    for (auto k : first) state.emplace(k, k);
+    std::vector<op> ops;
+    std::vector<std::uint32_t> keys, values;
+    std::size_t next = 0;
+    for (std::size_t i = 98; i < near.size(); ++i) {
+      ops.push_back(op::insert), keys.push_back(near[i]), values.push_back(near[i]);
+      for (int f = 0; f < per_insert; ++f) {
+        const std::uint32_t k = far[7 + next++ % 7];
+        ops.push_back(f % 10 == 9 ? op::insert_or_assign : op::find), keys.push_back(k), values.push_back(k + 1000000u);
+      }
+    }
+    std::vector<status> st;
+    const auto problem = execute_and_check(map, ops, keys, values, state, &st);
+    ASSERT_FALSE(problem.has_value()) << "rep " << rep << ": " << *problem;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i] == op::find) {
+        ASSERT_EQ(st[i], status::found) << "rep " << rep << ": a find missed moved key " << keys[i];
+      }
+    }
+    EXPECT_EQ(map.rehash_count(), 0u) << "rep " << rep;
+    EXPECT_EQ(map.stashed(), 0u) << "rep " << rep << ": displacement did not make room";
+  }
+}
+
+// Hot keys at high load: a table filled to 0.93, then mixed batches (inserts, upserts, erases,
+// finds) on three hot keys and on fresh keys that push the load towards 0.95, racing in the
+// complete insert's displacement. Linearizable per key, valid after each batch, and no growth.
+TYPED_TEST(H64, HotKeysAtHighLoad) {
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = map_of_buckets<TypeParam>(256, ex);
+  const std::size_t capacity = map.capacity();
+  const auto fill = static_cast<std::size_t>(0.93 * static_cast<double>(capacity));
+  std::vector<std::uint32_t> keys(fill);
+  for (std::size_t i = 0; i < fill; ++i) keys[i] = make_key<std::uint32_t>(i + 1);
+  map.insert(keys, keys);
+  std::unordered_map<std::uint32_t, std::uint32_t> state;
+  for (auto k : keys) state.emplace(k, k);
+  const std::uint32_t hot[3] = {make_key<std::uint32_t>(900001), make_key<std::uint32_t>(900002), make_key<std::uint32_t>(900003)};
+  std::uint32_t next = 1, fresh = static_cast<std::uint32_t>(fill + 1);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<op> ops;
+    std::vector<std::uint32_t> k, v;
+    for (std::size_t i = 0; i < 300; ++i) {
+      const bool cold = i % 33 == 32;  // 9 a round: 0.93 -> about 0.955
+      k.push_back(cold ? make_key<std::uint32_t>(fresh++) : hot[i % 3]);
+      v.push_back(next++);
+      ops.push_back(cold || round < 2 ? (i % 2 ? op::insert : op::insert_or_assign)
+                                      : (i % 4 == 0 ? op::erase : i % 4 == 1 ? op::find : i % 4 == 2 ? op::insert : op::insert_or_assign));
+    }
+    const auto problem = execute_and_check(map, ops, k, v, state);
+    ASSERT_FALSE(problem.has_value()) << "round " << round << ": " << *problem;
+  }
+  EXPECT_GE(map.load_factor(), 0.94);
+  EXPECT_EQ(map.capacity(), capacity);
+  EXPECT_EQ(map.rehash_count(), 0u);
+}
+
+// The sequential model at high load, six seeds: a table of 1024 buckets filled to 0.92, then
+// batches of distinct keys (inserts, upserts, erases, finds) that take the load from 0.92 towards
+// 0.95; every status and value as std::unordered_map says, and the table never grows.
+TYPED_TEST(H64, MatchesSequentialModelAtHighLoad) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto map = map_of_buckets<TypeParam>(1024, ex);
+    const std::size_t capacity = map.capacity();
+    const auto fill = static_cast<std::size_t>(0.92 * static_cast<double>(capacity));
+    std::unordered_map<std::uint32_t, std::uint32_t> model;
+    {
+      std::vector<std::uint32_t> k(fill), v(fill);
+      for (std::size_t i = 0; i < fill; ++i) k[i] = make_key<std::uint32_t>(i + 1), v[i] = static_cast<std::uint32_t>(i), model[k[i]] = v[i];
+      map.insert(k, v);
+    }
+    // Key ids 1..range; 6 inserts or upserts for each erase keep about 6/7 of them present: the
+    // load climbs from 0.92 towards 0.95.
+    const std::size_t range = capacity * 111 / 100;
+    std::uint32_t next_value = 1u << 20;
+    double peak = 0;
+    for (int round = 0; round < 12; ++round) {
+      std::vector<std::size_t> ids(range);
+      for (std::size_t i = 0; i < range; ++i) ids[i] = i + 1;
+      std::shuffle(ids.begin(), ids.end(), rng);
+      const std::size_t n = 600;
+      std::vector<op> ops(n);
+      std::vector<std::uint32_t> keys(n), values(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto r = rng() % 10;  // 4 inserts, 2 upserts, 1 erase, 3 finds in 10
+        ops[i] = r < 4 ? op::insert : r < 6 ? op::insert_or_assign : r < 7 ? op::erase : op::find;
+        keys[i] = make_key<std::uint32_t>(ids[i]);
+        values[i] = next_value++;
+      }
+      std::vector<std::uint32_t> out;
+      const auto st = map.execute(ops, keys, values, out);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto it = model.find(keys[i]);
+        const bool present = it != model.end();
+        status want{};
+        switch (ops[i]) {
+          case op::insert:
+            want = present ? status::found : status::inserted;
+            if (!present) model.emplace(keys[i], values[i]);
+            break;
+          case op::insert_or_assign:
+            want = present ? status::assigned : status::inserted;
+            model[keys[i]] = values[i];
+            break;
+          case op::erase:
+            want = present ? status::erased : status::not_found;
+            model.erase(keys[i]);
+            break;
+          default:
+            want = present ? status::found : status::not_found;
+            if (present) {
+              ASSERT_EQ(out[i], it->second) << "seed " << seed << " key " << keys[i];
+            }
+        }
+        ASSERT_EQ(st[i], want) << "seed " << seed << " round " << round << " op " << to_string(ops[i]) << " key " << keys[i];
+      }
+      ASSERT_EQ(map.size(), model.size());
+      peak = std::max(peak, map.load_factor());
+    }
+    EXPECT_GT(peak, 0.925) << "seed " << seed;  // from 0.92: the erases' tombs serve inserts of any home
+    EXPECT_EQ(map.capacity(), capacity) << "seed " << seed << ": the table grew";
+    auto [k, v] = map.retrieve_all();
+    ASSERT_EQ(k.size(), model.size());
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      const auto it = model.find(k[i]);
+      ASSERT_NE(it, model.end()) << "seed " << seed << ": stray key " << k[i];
+      ASSERT_EQ(v[i], it->second);
+    }
+    ASSERT_EQ(map.validate(), "") << "seed " << seed;
+  }
 }
 
 #if WARPKV_HAS_CUDA

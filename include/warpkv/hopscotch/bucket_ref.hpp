@@ -16,12 +16,19 @@
 //  - insert's fast path is one CAS of the lowest empty home slot (after the named buckets when the
 //    digest says so); insert_or_assign of a home resident and erase of a home resident are one CAS;
 //  - the slow path (no empty home slot; an external member's assign or erase) holds the home's
-//    lock for a bounded number of steps and never waits while holding it: it reuses a home tomb,
-//    else claims an empty slot in h+1..h+15, names it in the header (hop bit and digest), then
-//    stores the pair;
-//  - **no displacement and no stash** in this landing: when neither the home nor h+1..h+15 has a
-//    free slot, insert answers status::full without changing the table for k (the bulk API then
-//    grows the table); the header's overflow bit stays clear;
+//    lock and never waits unboundedly while holding it: it reuses a home tomb, else claims an
+//    empty slot in h+1..h+15, names it in the header (hop bit and digest), then stores the pair;
+//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no empty
+//    slot either, it claims the first empty slot up to 256 buckets on and moves external members
+//    of other homes into it, farthest first, each move under that home's lock (taken by try-lock;
+//    copy, name, vacate, un-name), until the hole lies within h+1..h+15; home residents never
+//    move. When that fails (no movable member, or the candidates stay locked), insert answers
+//    status::full (the bulk API then grows the table); the stuck hole becomes a tomb (a slot never
+//    returns to empty in a batch) and the rebuild clears it;
+//  - the stash: a key that neither fits nor displacement places goes to the stash (1/64 of the
+//    table's slots after it, detail/bucket_layout.hpp) under its home's lock, which first sets the
+//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the key's
+//    stash window (4 buckets). Only when that window is full too does insert answer full;
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
@@ -38,6 +45,17 @@
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
 #include "warpkv/hopscotch/detail/bucket_layout.hpp"
+
+// Test seam (as cpu/hopscotch_map.hpp's): a host test translation unit may define
+// WARPKV_H64_RACE_PROBE before including this header to make displacement's moves yield between
+// their steps and searches of the named buckets yield after their header read, which widens the windows that the
+// order of a move's steps guards from nanoseconds to a scheduler slice. Device code never yields.
+#if defined(WARPKV_H64_RACE_PROBE) && !WARPKV_DEVICE_PASS
+#include <thread>
+#define WARPKV_H64_PROBE() std::this_thread::yield()
+#else
+#define WARPKV_H64_PROBE() ((void)0)
+#endif
 
 namespace warpkv {
 
@@ -59,25 +77,33 @@ class hopscotch_bucket_ref {
   /// code) and re-runs what it hands back as full with insert() (core/map_ops.hpp, pass::fast).
   static constexpr bool fast_bulk_inserts = true;
   /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
-  /// core/launcher.hpp), and of the complete insert's second launch.
+  /// core/launcher.hpp), and of the complete insert's second launch (64 since displacement: its
+  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 24 / 68).
   static constexpr int hot_register_budget = 40;
   static constexpr int find_register_budget = 44;
-  static constexpr int slow_register_budget = 48;
+  static constexpr int slow_register_budget = 64;
 
-  /// Buckets of a table of `capacity` slots (7 per bucket).
-  WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) { return capacity / detail::h64::slots; }
+  /// Buckets of a table of `capacity` slots (7 per bucket), then its stash.
+  WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) {
+    return capacity / detail::h64::slots + detail::h64::stash_buckets(capacity / detail::h64::slots);
+  }
 
   hopscotch_bucket_ref() = default;
   /// `buckets` holds `num_buckets` buckets (a power of two, at least 16).
   hopscotch_bucket_ref(slot_type* buckets, std::size_t num_buckets, Key empty_key, std::uint64_t seed)
       : b_(buckets),
         mask_(num_buckets - 1),
+        stash_mask_(detail::h64::stash_buckets(num_buckets) - 1),
         empty_(to_bits(empty_key)),
         seed_(seed) {}
 
   /// Slots of the table (7 per bucket).
   WARPKV_HD std::size_t capacity() const { return detail::h64::slots * (mask_ + 1); }
   WARPKV_HD std::size_t buckets() const { return mask_ + 1; }
+  /// Stash buckets after the table's (storage index buckets() + i).
+  WARPKV_HD std::size_t stash_buckets() const { return stash_mask_ + 1; }
+  /// The first of k's stash_window stash buckets (those of its home), as an index into the stash.
+  WARPKV_HD std::size_t stash_home(Key k) const { return stash_first(home(k)); }
   WARPKV_HD Key empty_key() const { return from_bits<Key>(empty_); }
   WARPKV_HD Key tomb_key() const { return from_bits<Key>(tomb()); }
   WARPKV_HD Key claimed_key() const { return from_bits<Key>(claimed()); }
@@ -137,7 +163,7 @@ class hopscotch_bucket_ref {
         if (t.shfl(ok, 0)) return status::erased;
         continue;  // assigned or erased meanwhile: look again
       }
-      if (!names_digest(l.header, kb)) return status::not_found;
+      if (!may_be_named(l.header, kb)) return status::not_found;
       const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
       if (n.state == named::changed) continue;
       if (n.state == named::absent) return status::not_found;
@@ -153,7 +179,11 @@ class hopscotch_bucket_ref {
  private:
   static constexpr int retry = -1, done = 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
+  static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
+  static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
+  static constexpr unsigned stash_bit = 16;                           // named_set: bit 16 + i is stash bucket i
+  static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
 
   /// What a tile's read of one bucket found: the header, the word index (1-7) holding the key and
   /// its value, and the lowest empty word index (-1: none).
@@ -180,10 +210,26 @@ class hopscotch_bucket_ref {
   WARPKV_HD unsigned digest_bits(key_bits kb) const {
     return static_cast<unsigned>(hash_bits(kb, seed_ ^ digest_salt) >> 28) & 15u;
   }
-  WARPKV_HD bool names_digest(std::uint64_t header, key_bits kb) const {
+  /// Whether kb may be an external member (the digest names its bit) or in the stash (overflow).
+  WARPKV_HD bool may_be_named(std::uint64_t header, key_bits kb) const {
     const std::uint32_t d = detail::h64::digest(header);
-    return d != 0 && ((d >> digest_bits(kb)) & 1u) != 0;
+    if (d == 0) return detail::hop::overflowed(header);
+    return detail::hop::overflowed(header) || ((d >> digest_bits(kb)) & 1u) != 0;
   }
+  /// The buckets the slow paths search for kb after its home b (header h): bit j (1-15) bucket
+  /// b + j (hop bits), bit stash_bit + i (overflow) kb's stash bucket i (named_bucket).
+  WARPKV_HD static std::uint32_t named_set(std::uint64_t h) {
+    return detail::h64::hop_bits(h) | (detail::hop::overflowed(h) ? stash_set : 0u);
+  }
+  WARPKV_HD std::size_t named_bucket(std::size_t b, unsigned j) const {
+    return j < stash_bit ? idx(b, j) : mask_ + 1 + ((stash_first(b) + (j - stash_bit)) & stash_mask_);
+  }
+  /// The first stash bucket of the window of the keys homed at b: b times an odd constant, so
+  /// that neighbouring homes (whose neighbourhoods fill together) get windows far apart.
+  WARPKV_HD std::size_t stash_first(std::size_t b) const {
+    return (static_cast<std::uint32_t>(b) * 0x9e3779b1u) & static_cast<std::uint32_t>(stash_mask_);
+  }
+
   WARPKV_HD std::size_t idx(std::size_t b, unsigned j) const { return (b + j) & mask_; }
   WARPKV_HD atomic_ref<std::uint64_t> word(std::size_t b, unsigned w) const {
     return atomic_ref<std::uint64_t>(b_[b].word[w]);
@@ -233,11 +279,12 @@ class hopscotch_bucket_ref {
   template <read_mode Reads, class Tile>
   WARPKV_HD named search_named(const Tile& t, std::size_t b, key_bits kb, std::uint64_t h) const {
     if constexpr (Reads == read_mode::relaxed) atomic_thread_fence(memory_order::acquire);
-    std::uint32_t hop = detail::h64::hop_bits(h);
-    while (hop != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(hop));
-      hop &= hop - 1;
-      const look l = read_bucket<Reads, false>(t, idx(b, j), kb);
+    WARPKV_H64_PROBE();
+    std::uint32_t todo = named_set(h);
+    while (todo != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(todo));
+      todo &= todo - 1;
+      const look l = read_bucket<Reads, false>(t, named_bucket(b, j), kb);
       if (l.hit >= 0) return {named::found, l.value};
     }
     if constexpr (Reads == read_mode::quiescent) {
@@ -260,7 +307,7 @@ class hopscotch_bucket_ref {
       if (l.hit < 0) {
         // No home slot holds kb and the digest does not name it: a miss (linearized at the
         // header's load; docs/design/hopscotch_buckets.md).
-        if (!names_digest(l.header, kb)) return status::not_found;
+        if (!may_be_named(l.header, kb)) return status::not_found;
         const named n = search_named<Reads>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
         if (n.state == named::absent) return status::not_found;
@@ -289,7 +336,7 @@ class hopscotch_bucket_ref {
         continue;
       }
       bool external = false;
-      if (names_digest(l.header, kb)) {
+      if (may_be_named(l.header, kb)) {
         const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
         if (n.state == named::found) {
@@ -332,18 +379,21 @@ class hopscotch_bucket_ref {
     word(b, 0).store(detail::h64::next(locked, hop, dig, false), memory_order::release);
   }
 
-  /// Lane 0, under b's lock: where kb sits among b's external members (bucket offset j, word w),
-  /// or j = 0 when it is not one.
+  /// Lane 0, under b's lock (header h): where kb sits among b's external members and, when h has
+  /// overflow, in its stash window: named_set's bit j (named_bucket) and word w; j = 0 when it is
+  /// in neither.
   struct place {
     unsigned j, w;
     value_bits value;
   };
-  WARPKV_HD place find_external(std::size_t b, std::uint32_t hop, key_bits kb) const {
-    while (hop != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(hop));
-      hop &= hop - 1;
+  WARPKV_HD place find_external(std::size_t b, std::uint64_t h, key_bits kb) const {
+    std::uint32_t todo = named_set(h);
+    while (todo != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(todo));
+      todo &= todo - 1;
+      const std::size_t at = named_bucket(b, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const auto e = detail::h64::pair::unpack(word(idx(b, j), w).load(memory_order::relaxed));
+        const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
         if (e.key == kb) return {j, w, e.value};
       }
     }
@@ -380,11 +430,12 @@ class hopscotch_bucket_ref {
         }
         continue;  // erased or assigned by a lock-free CAS meanwhile: read again
       }
-      const place p = find_external(b, hop, kb);
+      const place p = find_external(b, locked, kb);
       if (p.j != 0) {
         if (or_assign) {
-          // External members change only under b's lock: the store is the linearization point.
-          word(idx(b, p.j), p.w).store(pack(kb, vb), memory_order::release);
+          // External members and b's stash keys change only under b's lock: the store is the
+          // linearization point.
+          word(named_bucket(b, p.j), p.w).store(pack(kb, vb), memory_order::release);
           r = slow_assigned;
         } else {
           r = slow_found;
@@ -393,35 +444,212 @@ class hopscotch_bucket_ref {
       }
       if (empty >= 0) break;  // r = retry: the fast path's CAS takes it
       if (tomb_at >= 0) {
-        // Only b's slow path (under this lock) writes a home tomb: the CAS cannot fail but for a
-        // bug; it is the linearization point.
+        // The CAS is the linearization point; it fails when another home's slow path claimed the
+        // tomb meanwhile (claim_empty): read again.
         if (cas(b, static_cast<unsigned>(tomb_at), tomb_word(), pack(kb, vb), memory_order::release)) {
           r = slow_inserted;
           break;
         }
         continue;
       }
-      r = slow_full;
-      for (unsigned j = 1; j <= detail::h64::reach && r == slow_full; ++j) {
-        const std::size_t e = idx(b, j);
-        for (unsigned w = 1; w < detail::h64::words; ++w) {
-          if (word(e, w).load(memory_order::relaxed) != empty_word()) continue;
-          // Claim (unnamed, invisible to lookups), name it in the header (N: named before
-          // stored), then store: the store is the linearization point.
-          if (!cas(e, w, empty_word(), pack(claimed(), kb))) continue;  // e's own insert took it
-          hop |= 1u << j;
-          dig |= 1u << digest_bits(kb);
-          locked = detail::h64::next(locked, hop, dig, true);  // still locked; version + 1
-          word(b, 0).store(locked, memory_order::release);
-          word(e, w).store(pack(kb, vb), memory_order::release);
-          r = slow_inserted;
-          break;
-        }
+      // An empty slot in b+1 .. b+reach, else one that displacement brings there. Claimed
+      // slots are unnamed and invisible to lookups; naming it in the header (N: named before
+      // stored), then the store: the store is the linearization point.
+      place hole = claim_empty(b, 1, detail::h64::reach + 1, kb);
+      if (hole.j == 0) hole = displace(b, kb);
+      if (hole.j == 0) {
+        r = stash_insert(b, locked, kb, vb) ? slow_inserted : slow_full;
+        break;
       }
+      hop |= 1u << hole.j;
+      dig |= 1u << digest_bits(kb);
+      locked = detail::h64::next(locked, hop, dig, true);  // still locked; version + 1
+      word(b, 0).store(locked, memory_order::release);
+      word(idx(b, hole.j), hole.w).store(pack(kb, vb), memory_order::release);
+      r = slow_inserted;
       break;
     }
     unlock(b, locked, hop, dig);
     return r;
+  }
+
+  /// Lane 0, under b's lock (header *locked), when neither the neighbourhood nor displacement has
+  /// a slot for kb: sets b's overflow bit if clear (a header store, version + 1: flagged before
+  /// stored), then CASes the first empty slot of kb's stash window empty -> (kb, vb): the
+  /// linearization point. False when the window is full (the flag stays; it costs b's lookups a
+  /// stash read until the next rebuild). *locked is the header to unlock from.
+  WARPKV_HD bool stash_insert(std::size_t b, std::uint64_t& locked, key_bits kb, value_bits vb) const {
+    if (!detail::hop::overflowed(locked)) {
+      locked = detail::h64::next(locked, detail::h64::hop_bits(locked), detail::h64::digest(locked), true) |
+               detail::hop::overflow_bit;
+      word(b, 0).store(locked, memory_order::release);
+    }
+    for (unsigned i = 0; i < detail::h64::stash_window; ++i) {
+      const std::size_t s = named_bucket(b, stash_bit + i);
+      for (unsigned w = 1; w < detail::h64::words; ++w)
+        if (word(s, w).load(memory_order::relaxed) == empty_word() && cas(s, w, empty_word(), pack(kb, vb), memory_order::release))
+          return true;
+    }
+    return false;
+  }
+
+  /// Lane 0: claims the first free slot (empty, or a tomb: erased keys' slots serve every home's
+  /// slow path) of buckets b+from .. b+to-1 (words 1-7 in order) by a CAS to (claimed, kb).
+  /// Returns its bucket offset from b and word, or j = 0 for none.
+  WARPKV_HD place claim_empty(std::size_t b, unsigned from, unsigned to, key_bits kb) const {
+    for (unsigned j = from; j < to; ++j) {
+      const std::size_t e = idx(b, j);
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const std::uint64_t x = word(e, w).load(memory_order::relaxed);
+        if (!is_free(x)) continue;
+        if (cas(e, w, x, pack(claimed(), kb))) return {j, w, 0};  // else another insert took it
+      }
+    }
+    return {0, 0, 0};
+  }
+  WARPKV_HD bool is_free(std::uint64_t x) const { return x == empty_word() || x == tomb_word(); }
+
+  // ---- Displacement (design doc, "Displacement"). Lane 0, under b's lock; bucket offsets from b
+  // (1 .. 63) name the buckets it touches, and 64-bit masks over them hold its plan and state.
+
+  /// The buckets c+o (bit o, o < d) in which home c (offset c_off) has external members that a
+  /// hole in bucket c+d may take, by c's hop bits and the plan `good` (bit m: a hole in bucket b+m
+  /// reaches b+1 .. b+reach).
+  WARPKV_HD static std::uint32_t movable(std::uint32_t hop, unsigned c_off, unsigned d, std::uint64_t good) {
+    return hop & static_cast<std::uint32_t>(good >> c_off) & ((1u << d) - 1u);
+  }
+  WARPKV_HD std::uint32_t hop_at(std::size_t b, unsigned off) const {
+    return detail::h64::hop_bits(word(idx(b, off), 0).load(memory_order::relaxed));
+  }
+  WARPKV_HD static bool has(std::uint64_t set, unsigned off) { return ((set >> off) & 1u) != 0; }
+
+  /// Lane 0, under b's lock, when b+1 .. b+reach has no empty slot: finds a slot in reach by
+  /// moving external members of other homes, and returns it claimed by kb (j = 0: none; nothing
+  /// was changed then). Each attempt
+  ///  1. plans (reading headers without locks) which buckets b+p, reach < p < displace_buckets, a
+  ///     hole could be hopped back from (`good`), and picks the first such bucket with an empty
+  ///     slot;
+  ///  2. locks the homes of a path from there back into reach (lock_path: try-locks only);
+  ///  3. claims the empty slot (CAS empty -> claimed), then moves one member per step along the
+  ///     path (move_member), which cannot fail: every home it takes from is locked;
+  ///  4. unlocks those homes with their hop bits and digests recomputed.
+  /// A failed try-lock or claim releases the homes locked so far (nothing was claimed or moved)
+  /// and the next attempt plans again, max_displace_attempts in all. So no claimed slot is ever
+  /// given up (M), and b's lock holder never waits for a lock.
+  WARPKV_HD place displace(std::size_t b, key_bits kb) const {
+    constexpr unsigned reach = detail::h64::reach;
+    const unsigned limit = mask_ + 1 < displace_buckets ? static_cast<unsigned>(mask_ + 1) : displace_buckets;
+    for (int attempt = 0; attempt < max_displace_attempts; ++attempt) {
+      if (attempt > 0) backoff(attempt);
+      // 1. The plan: bucket p is good when some home c = p - d (1 <= d <= reach) has a member in a
+      // good bucket before p. The first good bucket with an empty slot is the start.
+      std::uint64_t good = (std::uint64_t{1} << (reach + 1)) - 1;
+      unsigned start = 0;
+      for (unsigned p = reach + 1; p < limit && start == 0; ++p) {
+        for (unsigned d = reach; d >= 1 && !has(good, p); --d)
+          if (movable(hop_at(b, p - d), p - d, d, good) != 0) good |= std::uint64_t{1} << p;
+        if (!has(good, p)) continue;
+        for (unsigned w = 1; w < detail::h64::words; ++w)
+          if (is_free(word(idx(b, p), w).load(memory_order::relaxed))) start = p;
+      }
+      if (start == 0) return {0, 0, 0};  // no room within displace_buckets: the stash
+      // 2. Lock a path: `homes` (bit c: b+c locked here), `holes` (bit m: the hole passes b+m).
+      std::uint64_t homes = 0, holes = 0;
+      const bool path = lock_path(b, start, good, homes, holes);
+      // 3. Claim the start's empty slot, then hop it back.
+      place hole{0, 0, 0};
+      if (path) hole = claim_empty(b, start, start + 1, kb);
+      if (hole.j != 0) {
+        while (hole.j > reach) {
+          const unsigned m = detail::h64::highest_bit(holes & ((std::uint64_t{1} << hole.j) - 1));
+          hole = move_member(b, homes, hole, m, kb);
+        }
+      }
+      // 4. Unlock the homes (recomputed after moves; as they were otherwise, version + 1).
+      while (homes != 0) {
+        const unsigned c = detail::h64::lowest_bit(homes);
+        homes &= homes - 1;
+        unlock_recomputed(idx(b, c), word(idx(b, c), 0).load(memory_order::relaxed));
+      }
+      if (hole.j != 0) return hole;
+    }
+    return {0, 0, 0};
+  }
+
+  /// Lane 0: try-locks homes along a path from bucket b+start back into b+1 .. b+reach, one step
+  /// at a time: from a hole at b+q, the farthest home c = q - d that is locked (by this path) or
+  /// can be locked and, under its lock, has a member in a good bucket b+m, m < q (the nearest
+  /// to c). Sets bit c of `homes` for each home locked and bit m of `holes` for each step. False
+  /// when a step finds no such home (the caller unlocks `homes` and plans again).
+  WARPKV_HD bool lock_path(std::size_t b, unsigned start, std::uint64_t good, std::uint64_t& homes,
+                           std::uint64_t& holes) const {
+    unsigned q = start;
+    while (q > detail::h64::reach) {
+      unsigned next = 0;
+      for (unsigned d = detail::h64::reach; d >= 1 && next == 0; --d) {
+        const unsigned c = q - d;  // q > reach >= d: never b
+        if (movable(hop_at(b, c), c, d, good) == 0) continue;
+        if (!has(homes, c)) {
+          if (lock(idx(b, c)) == 0) continue;  // busy: another home may do
+          homes |= std::uint64_t{1} << c;
+        }
+        const std::uint32_t from = movable(hop_at(b, c), c, d, good);  // under c's lock now
+        if (from != 0) next = c + static_cast<unsigned>(lowest_lane(from));
+      }
+      if (next == 0) return false;
+      holes |= std::uint64_t{1} << next;
+      q = next;
+    }
+    return true;
+  }
+
+  /// Lane 0, holding the locks of `homes`: moves a member of one of them from bucket b+m into the
+  /// hole (bucket b+hole.j, claimed by kb), in the slot layout's order: (a) copy the pair into the
+  /// hole; (b) name the hole's bucket in its home's header (hop bit; the key's digest bit is set
+  /// already; version + 1, still locked); (c) store (claimed, kb) over the old slot, which becomes
+  /// the hole (M). The old bucket is un-named when its home is unlocked, with hop bits and digest
+  /// recomputed (N). Returns the new hole (b+m). lock_path locked a home with a member there, and
+  /// nothing else moves or removes members of a locked home.
+  WARPKV_HD place move_member(std::size_t b, std::uint64_t homes, place hole, unsigned m, key_bits kb) const {
+    const std::size_t q = idx(b, hole.j), from = idx(b, m);
+    for (unsigned d = detail::h64::reach; d >= 1; --d) {
+      const unsigned c_off = hole.j - d;
+      if (c_off >= m || !has(homes, c_off)) continue;
+      const std::size_t c = idx(b, c_off);
+      const std::uint64_t locked = word(c, 0).load(memory_order::relaxed);  // ours
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const std::uint64_t x = word(from, w).load(memory_order::relaxed);
+        const key_bits k = detail::h64::pair::unpack(x).key;
+        if (reserved(k) || home_bits(k) != c) continue;
+        word(q, hole.w).store(x, memory_order::relaxed);  // (a)
+        WARPKV_H64_PROBE();
+        word(c, 0).store(detail::h64::next(locked, detail::h64::hop_bits(locked) | (1u << d), detail::h64::digest(locked), true),
+                         memory_order::release);  // (b)
+        WARPKV_H64_PROBE();
+        word(from, w).store(pack(claimed(), kb), memory_order::release);  // (c)
+        WARPKV_H64_PROBE();
+        return {m, w, 0};
+      }
+    }
+    return hole;  // unreachable: lock_path saw a member of a locked home in b+m
+  }
+
+  /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
+  /// from the keys homed at c that remain in the buckets `locked` names (N: exact again).
+  WARPKV_HD void unlock_recomputed(std::size_t c, std::uint64_t locked) const {
+    std::uint32_t hop = 0, dig = 0;
+    std::uint32_t left = detail::h64::hop_bits(locked);
+    while (left != 0) {
+      const unsigned j = static_cast<unsigned>(lowest_lane(left));
+      left &= left - 1;
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
+        if (reserved(k) || home_bits(k) != c) continue;
+        hop |= 1u << j;
+        dig |= 1u << digest_bits(k);
+      }
+    }
+    unlock(c, locked, hop, dig);
   }
 
   /// Lane 0: erases external member kb of bucket b under b's lock, then recomputes b's hop bits
@@ -430,32 +658,22 @@ class hopscotch_bucket_ref {
   WARPKV_HD int erase_external(std::size_t b, key_bits kb) const {
     const std::uint64_t locked = lock(b);
     if (locked == 0) return retry;
-    const std::uint32_t hop = detail::h64::hop_bits(locked);
-    const place p = find_external(b, hop, kb);
+    const place p = find_external(b, locked, kb);
     if (p.j == 0) {
-      unlock(b, locked, hop, detail::h64::digest(locked));
+      unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
       return retry;
     }
-    // The linearization point: from this store no slot holds kb.
-    word(idx(b, p.j), p.w).store(tomb_word(), memory_order::release);
-    std::uint32_t new_hop = 0, new_dig = 0;
-    std::uint32_t left = hop;
-    while (left != 0) {
-      const unsigned j = static_cast<unsigned>(lowest_lane(left));
-      left &= left - 1;
-      for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const key_bits k = detail::h64::pair::unpack(word(idx(b, j), w).load(memory_order::relaxed)).key;
-        if (reserved(k) || home_bits(k) != b) continue;
-        new_hop |= 1u << j;
-        new_dig |= 1u << digest_bits(k);
-      }
-    }
-    unlock(b, locked, new_hop, new_dig);
+    // The linearization point: from this store no slot holds kb. A bucket slot becomes a tomb
+    // (M); a stash slot empty (stash slots change only under their keys' homes' locks and are
+    // read whole, so an empty one misleads no insert).
+    word(named_bucket(b, p.j), p.w).store(p.j < stash_bit ? tomb_word() : empty_word(), memory_order::release);
+    unlock_recomputed(b, locked);
     return done;
   }
 
   slot_type* b_ = nullptr;
   std::size_t mask_ = 0;
+  std::size_t stash_mask_ = 0;
   key_bits empty_ = 0;
   std::uint64_t seed_ = 0;
 };

@@ -20,8 +20,8 @@
 // Layouts (the Layout parameter): hopscotch_slots (the default, above: GLHT's slot
 // neighbourhoods, docs/design/hopscotch.md) and hopscotch_buckets ("H64", issue 24: 64-byte
 // buckets of a header and 7 packed pairs, a find of one bucket read, an insert of one CAS;
-// 4-byte keys and values; no displacement and no stash yet, so a key whose home and 15 next
-// buckets are full makes the table grow; docs/design/hopscotch_buckets.md and bucket_ref.hpp).
+// 4-byte keys and values; displacement and a stash for a key whose home and 15 next buckets are
+// full; docs/design/hopscotch_buckets.md and bucket_ref.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -114,9 +114,11 @@ class hopscotch_map
 ///    neighborhood and max_probe do not apply (an external member lives at most 15 buckets from
 ///    its home).
 ///  - 4-byte keys and values only in this landing (a static_assert says so).
-///  - No displacement and no stash yet: an insert whose home and next 15 buckets have no free
-///    slot answers full inside the ref, and the bulk API grows the table (a new seed, doubled
-///    when at least half loaded) and re-runs it.
+///  - An insert whose home and next 15 buckets have no free slot displaces external members of
+///    other homes (within 64 buckets) to make room in reach, else goes to the stash (1/64 of the
+///    slots, after the table); only when its stash window is full too does it answer full inside
+///    the ref, and the bulk API grows the table (a new seed, doubled when at least half loaded)
+///    and re-runs it.
 ///  - Tombstones: an erase leaves one; the slow path reuses its home's; every rebuild clears them
 ///    all: growth, reserve, rehash, and maintain() after a mutating call, which rebuilds the table
 ///    at the same capacity when the erases since the last rebuild pass a quarter of the capacity.
@@ -146,6 +148,21 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
   /// Erases since the last rebuild: a bound on the tombstones in the table.
   [[nodiscard]] std::size_t tombstones() const { return tombs_; }
 
+  /// Keys that live in the stash: those that neither their neighbourhood nor displacement could
+  /// place (a diagnostic; it copies the stash to the host). Call between batches.
+  [[nodiscard]] std::size_t stashed() const {
+    const ref_type r = ref();
+    std::vector<slot_type> stash(r.stash_buckets());
+    this->slots_.copy_to_host(stash.data(), stash.size(), buckets());
+    std::size_t keys = 0;
+    for (const slot_type& b : stash)
+      for (unsigned w = 1; w < detail::h64::words; ++w) {
+        const auto k = detail::h64::pair::unpack(b.word[w]).key;
+        keys += k != to_bits(r.empty_key()) && k != to_bits(r.tomb_key()) && k != to_bits(r.claimed_key()) ? 1 : 0;
+      }
+    return keys;
+  }
+
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count
   /// (more than size() only if the table is broken: then only size() entries are written).
   std::size_t retrieve_all(Key* keys_out, Value* values_out) const {
@@ -153,7 +170,7 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
     const unsigned long long zero = 0;
     count.copy_from_host(&zero, 1);
     const ref_type r = ref();
-    detail::for_each_index(this->ex_, buckets(),
+    detail::for_each_index(this->ex_, storage_buckets(),
                            detail::collect_bucket_fn<Key, Value>{this->slots_.data(), to_bits(r.empty_key()),
                                                                  to_bits(r.tomb_key()), to_bits(r.claimed_key()), keys_out,
                                                                  values_out, count.data(), this->size_});
@@ -172,6 +189,8 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
  private:
   static constexpr std::size_t slots_per_bucket = detail::h64::slots;
   [[nodiscard]] std::size_t buckets() const { return this->capacity_ / slots_per_bucket; }
+  /// The table's buckets and its stash's.
+  [[nodiscard]] std::size_t storage_buckets() const { return ref_type::storage_slots(this->capacity_); }
   /// Slots for `keys` keys at the maximum load factor (not rounded).
   [[nodiscard]] std::size_t room_for(std::size_t keys) const {
     return static_cast<std::size_t>(std::ceil(static_cast<double>(keys) / this->cfg_.max_load_factor));
@@ -184,7 +203,7 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
 
   // ---- hooks of bulk_map_base ----------------------------------------------------------------
   void reset_table(bool) {
-    detail::for_each_index(this->ex_, buckets(),
+    detail::for_each_index(this->ex_, storage_buckets(),
                            detail::init_bucket_fn{this->slots_.data(), detail::h64::pair::pack(to_bits(this->empty_), 0)});
     tombs_ = 0;
   }

@@ -9,8 +9,14 @@
 //              claiming insert's key as its value: a slow-path insert between its claim and its
 //              store)
 // Hop bit j (1 <= j <= 15) of bucket h: bucket h + j may hold keys whose home is h (external
-// members); digest bit d(k) is set for every external member k of h. Overflow (a stash) is
-// reserved: this landing has none and leaves the bit clear.
+// members); digest bit d(k) is set for every external member k of h. Overflow: keys homed at h
+// may be in the stash.
+// The stash: stash_buckets(B) more buckets after the B of the table, of the same shape (word 0
+// unused, 0; words 1-7 slots), for keys that neither their neighbourhood nor displacement can
+// place. Key k may sit in stash_window consecutive stash buckets from its stash hash, only while
+// its home's overflow bit is set.
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 
 #include "warpkv/core/atomic.hpp"
@@ -31,6 +37,13 @@ inline constexpr unsigned words = 8;   ///< words of a bucket (word 0: the heade
 inline constexpr unsigned slots = 7;   ///< slots of a bucket (words 1-7)
 inline constexpr unsigned reach = 15;  ///< buckets after the home that may hold its external members
 inline constexpr unsigned digest_shift = 16;
+inline constexpr unsigned stash_window = 4;  ///< stash buckets a key may sit in (28 slots), read whole
+
+/// Stash buckets of a table of `buckets` buckets (a power of two >= 64): 1/64 of them, at least
+/// stash_window (so the stash holds 1/64 of the table's slots).
+WARPKV_HD constexpr std::size_t stash_buckets(std::size_t buckets) {
+  return buckets / 64 > stash_window ? buckets / 64 : stash_window;
+}
 
 WARPKV_HD constexpr std::uint32_t hop_bits(std::uint64_t h) { return static_cast<std::uint32_t>(h) & 0xffffu; }
 WARPKV_HD constexpr std::uint32_t digest(std::uint64_t h) { return (static_cast<std::uint32_t>(h) >> digest_shift) & 0xffffu; }
@@ -41,6 +54,22 @@ WARPKV_HD constexpr std::uint64_t next(std::uint64_t h, std::uint32_t hop, std::
 }
 
 using pair = packed_pair<std::uint32_t, std::uint32_t>;
+
+/// Lowest and highest set bit of a nonzero 64-bit mask (displacement's bucket sets).
+WARPKV_HD inline unsigned lowest_bit(std::uint64_t m) {
+#if WARPKV_DEVICE_PASS
+  return static_cast<unsigned>(__ffsll(static_cast<long long>(m)) - 1);
+#else
+  return static_cast<unsigned>(std::countr_zero(m));
+#endif
+}
+WARPKV_HD inline unsigned highest_bit(std::uint64_t m) {
+#if WARPKV_DEVICE_PASS
+  return 63u - static_cast<unsigned>(__clzll(static_cast<long long>(m)));
+#else
+  return 63u - static_cast<unsigned>(std::countl_zero(m));
+#endif
+}
 
 /// Words a lane of a T-lane tile reads: lane r reads words r*W .. r*W + W - 1 (a 4-lane tile: 16
 /// bytes per lane; one lane: the whole bucket; lanes past word 7 read nothing).

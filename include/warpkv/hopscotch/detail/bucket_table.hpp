@@ -50,17 +50,19 @@ struct collect_bucket_fn {
   }
 };
 
-/// Host-side check of a quiescent bucket table: no lock held, no overflow bit (no stash in this
-/// landing), no claim left, hop bit 0 clear; every key is a home resident or sits in bucket
-/// home + j (1 <= j <= 15) with hop bit j set; every hop bit names a bucket holding at least one
-/// member; every digest equals the OR of its external members' digest bits; no key is stored
-/// twice; the table holds `size` keys and (when `tombs` is given) at most *tombs tombstones.
+/// Host-side check of a quiescent bucket table and its stash: no lock held, no claim left, hop
+/// bit 0 clear; every key is a home resident or sits in bucket home + j (1 <= j <= 15) with hop
+/// bit j set, or in a stash bucket of its stash window with its home's overflow bit set; every
+/// hop bit names a bucket holding at least one member; every digest equals the OR of its external
+/// members' digest bits; stash headers (unused) are 0; no key is stored twice; the table holds
+/// `size` keys and at most `max_tombs` tombstones.
 /// Returns the first violation, or an empty string.
 template <class Ref>
 std::string validate_buckets(const Ref& ref, const std::vector<hop_bucket>& buckets, std::size_t size,
                              std::size_t max_tombs) {
-  const std::size_t n = buckets.size();
-  if (n != ref.buckets()) return "storage holds " + std::to_string(n) + " buckets, expected " + std::to_string(ref.buckets());
+  const std::size_t n = ref.buckets();
+  if (buckets.size() != n + ref.stash_buckets())
+    return "storage holds " + std::to_string(buckets.size()) + " buckets, expected " + std::to_string(n + ref.stash_buckets());
   using K = typename Ref::key_type;
   const std::uint32_t empty = to_bits(ref.empty_key()), tomb = to_bits(ref.tomb_key()), claimed = to_bits(ref.claimed_key());
   std::vector<std::uint32_t> hop(n, 0), dig(n, 0);
@@ -70,7 +72,6 @@ std::string validate_buckets(const Ref& ref, const std::vector<hop_bucket>& buck
     const std::uint64_t h = buckets[i].word[0];
     const std::string where = "bucket " + std::to_string(i);
     if (hop::locked(h)) return where + " is locked";
-    if (hop::overflowed(h)) return where + " has the overflow bit (no stash in this landing)";
     if ((h64::hop_bits(h) & 1u) != 0) return where + " has hop bit 0 set";
     for (unsigned w = 1; w < h64::words; ++w) {
       const auto e = h64::pair::unpack(buckets[i].word[w]);
@@ -94,6 +95,26 @@ std::string validate_buckets(const Ref& ref, const std::vector<hop_bucket>& buck
         hop[home] |= 1u << j;
         dig[home] |= 1u << ref.digest_index(k);
       }
+      seen.push_back(e.key);
+    }
+  }
+  for (std::size_t s = 0; s < ref.stash_buckets(); ++s) {
+    const hop_bucket& sb = buckets[n + s];
+    const std::string where = "stash bucket " + std::to_string(s);
+    if (sb.word[0] != 0) return where + " has a nonzero header";
+    for (unsigned w = 1; w < h64::words; ++w) {
+      const auto e = h64::pair::unpack(sb.word[w]);
+      if (e.key == empty) {
+        if (e.value != 0) return where + " word " + std::to_string(w) + " is empty with a nonzero value";
+        continue;
+      }
+      if (e.key == tomb || e.key == claimed) return where + " word " + std::to_string(w) + " holds a tomb or a claim";
+      const K k = from_bits<K>(e.key);
+      const std::size_t home = ref.home(k);
+      if (!hop::overflowed(buckets[home].word[0]))
+        return where + " holds a key homed at bucket " + std::to_string(home) + ", which has no overflow bit";
+      if (((s - ref.stash_home(k)) & (ref.stash_buckets() - 1)) >= h64::stash_window)
+        return where + " holds a key outside its stash window";
       seen.push_back(e.key);
     }
   }
