@@ -243,8 +243,12 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
   constexpr int T = map_t::tile_size;
   const execution& ex = ss.ex();
   const int repeats = ss.repeats(ss.cuda() ? 5 : 3);
-  const std::uint64_t capacity =
+  // C = a power of two of 8-byte slots (the peers' convention); the bucket layout (H64) gets the
+  // same bytes: C / 8 buckets of 64 bytes, 7 slots each, and its load factors count those slots.
+  constexpr bool h64 = std::is_same_v<map_t, warpkv::hopscotch_map<K, V, T, warpkv::hopscotch_buckets>>;
+  const std::uint64_t pow2_capacity =
       std::max<std::uint64_t>(64, next_pow2(static_cast<std::uint64_t>(std::ceil(static_cast<double>(n_requested) / 0.95))));
+  const std::uint64_t capacity = h64 ? pow2_capacity / 8 * 7 : pow2_capacity;
   bool all_ok = true;
 
   for (const double lf : so.load_factors) {
