@@ -16,24 +16,25 @@
 //  - insert's fast path is one CAS of the lowest empty home slot (after the named buckets when the
 //    digest says so); insert_or_assign of a home resident and erase of a home resident are one CAS;
 //  - the slow path (no empty home slot; an external member's assign or erase) holds the home's
-//    lock and never waits unboundedly while holding it: it reuses a home tomb, else claims an
-//    empty slot in h+1..h+15, names it in the header (hop bit and digest), then stores the pair;
-//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no empty
-//    slot either, it claims the first empty slot up to 256 buckets on and moves external members
-//    of other homes into it, farthest first, each move under that home's lock (taken by try-lock;
-//    copy, name, vacate, un-name), until the hole lies within h+1..h+15; home residents never
-//    move. When that fails (no movable member, or the candidates stay locked), insert answers
-//    status::full (the bulk API then grows the table); the stuck hole becomes a tomb (a slot never
-//    returns to empty in a batch) and the rebuild clears it;
+//    lock and never waits for another lock while holding it: it reuses a home tomb, else claims
+//    a free slot (empty or tomb) in h+1..h+15, names it in the header (hop bit and digest), then
+//    stores the pair;
+//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no free
+//    slot either, it plans a path from a free slot at most 63 buckets on back into reach, try-locks
+//    the homes of the external members on it, claims the slot and moves those members one step
+//    each (copy, name, vacate; un-named at the unlock), farthest first; home residents never move,
+//    and no claimed slot is given up (a failed try-lock or claim releases the path's homes before
+//    anything is claimed, and the next attempt plans again);
 //  - the stash: a key that neither fits nor displacement places goes to the stash (1/64 of the
 //    table's slots after it, detail/bucket_layout.hpp) under its home's lock, which first sets the
-//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the key's
-//    stash window (4 buckets). Only when that window is full too does insert answer full;
+//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the home's
+//    stash window (4 buckets). Only when that window is full too does insert answer full (the
+//    table unchanged for k; the bulk API grows the table);
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
-//  - erased slots stay tombs (invariant M: a slot never returns to empty while operations run);
-//    the slow path reuses the home's tombs, and a rebuild of the table (growth, rehash, or the
+//  - erased slots stay tombs (invariant M: a bucket slot never returns to empty while operations
+//    run; an erased stash slot does); slow paths reuse tombs, and a rebuild of the table (growth, rehash, or the
 //    map's maintain() after a batch that leaves tombs above a quarter of the capacity) clears them.
 #include <cstddef>
 #include <cstdint>
