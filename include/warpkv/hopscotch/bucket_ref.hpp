@@ -563,7 +563,13 @@ class hopscotch_bucket_ref {
       if (hole.j != 0) {
         while (hole.j > reach) {
           const unsigned m = detail::h64::highest_bit(holes & ((std::uint64_t{1} << hole.j) - 1));
-          hole = move_member(b, homes, hole, m, kb);
+          const place next = move_member(b, homes, hole, m, kb);
+          if (next.j == hole.j) {  // cannot happen (move_member); never loop on a broken table
+            word(idx(b, hole.j), hole.w).store(tomb_word(), memory_order::relaxed);
+            hole = {0, 0, 0};
+            break;
+          }
+          hole = next;
         }
       }
       // 4. Unlock the homes (recomputed after moves; as they were otherwise, version + 1).
