@@ -79,7 +79,7 @@ class hopscotch_bucket_ref {
   static constexpr bool fast_bulk_inserts = true;
   /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
   /// core/launcher.hpp), and of the complete insert's second launch (64 since displacement: its
-  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 24 / 68).
+  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 16 / 60).
   static constexpr int hot_register_budget = 40;
   static constexpr int find_register_budget = 44;
   static constexpr int slow_register_budget = 64;
@@ -563,13 +563,7 @@ class hopscotch_bucket_ref {
       if (hole.j != 0) {
         while (hole.j > reach) {
           const unsigned m = detail::h64::highest_bit(holes & ((std::uint64_t{1} << hole.j) - 1));
-          const place next = move_member(b, homes, hole, m, kb);
-          if (next.j == hole.j) {  // cannot happen (move_member); never loop on a broken table
-            word(idx(b, hole.j), hole.w).store(tomb_word(), memory_order::relaxed);
-            hole = {0, 0, 0};
-            break;
-          }
-          hole = next;
+          hole = move_member(b, homes, hole, m, kb);  // j = 0 only on a broken table: see there
         }
       }
       // 4. Unlock the homes (recomputed after moves; as they were otherwise, version + 1).
@@ -638,7 +632,9 @@ class hopscotch_bucket_ref {
         return {m, w, 0};
       }
     }
-    return hole;  // unreachable: lock_path saw a member of a locked home in b+m
+    // Unreachable: lock_path saw a member of a locked home in b+m. Should a broken table get
+    // here, the hole stays claimed (validate() reports it) and displacement ends: no kernel hangs.
+    return {0, 0, 0};
   }
 
   /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
