@@ -1,7 +1,9 @@
 // hopscotch_map with the bucketized layout (hopscotch_buckets, "H64"; docs/design/hopscotch_buckets.md):
 // the shared typed suite with tiles of 1 and 4 lanes, plus the races the design's argument is
 // about: many fast inserts of one key, fast against slow inserts of one key, erase and reinsert of
-// home residents and external members in one batch, and a fast launch that hands keys over.
+// home residents and external members in one batch, and a fast launch that hands keys over; and
+// (E5) displacement and the stash: fills to LF 0.9 / 0.95 without growth, displacement racing finds
+// of the keys it moves, hot keys and the sequential model at high load, races through the stash.
 // Finds and displacement's moves yield between their steps here (bucket_ref.hpp's test seam), so
 // that the races on a move's order are met on the host too.
 #define WARPKV_H64_RACE_PROBE 1
@@ -564,7 +566,9 @@ TYPED_TEST(H64, MatchesSequentialModelAtHighLoad) {
 #if WARPKV_HAS_CUDA
 // The bulk find, erase and fast insert kernels keep their registers and no local memory (nvcc 13.0,
 // sm_90, -Xptxas -v at the first landing: find 47 (tile 1, the find_register_budget of 44 gives 5
-// blocks of 256 threads) / 39 (tile 4), fast insert 38 / 40, erase 40 / 40), read on the GPU.
+// blocks of 256 threads) / 39 (tile 4), fast insert 38 / 40, erase 40 / 40; with displacement and
+// the stash (E5): find 48 / 39, the rest unchanged), read on the GPU. Displacement lives only in
+// the complete insert (64 / 64, slow_register_budget).
 TEST(HopscotchBucketsKernels, HotPathsKeepTheirRegisterBudget) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";

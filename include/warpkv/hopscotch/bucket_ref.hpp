@@ -16,24 +16,25 @@
 //  - insert's fast path is one CAS of the lowest empty home slot (after the named buckets when the
 //    digest says so); insert_or_assign of a home resident and erase of a home resident are one CAS;
 //  - the slow path (no empty home slot; an external member's assign or erase) holds the home's
-//    lock and never waits unboundedly while holding it: it reuses a home tomb, else claims an
-//    empty slot in h+1..h+15, names it in the header (hop bit and digest), then stores the pair;
-//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no empty
-//    slot either, it claims the first empty slot up to 256 buckets on and moves external members
-//    of other homes into it, farthest first, each move under that home's lock (taken by try-lock;
-//    copy, name, vacate, un-name), until the hole lies within h+1..h+15; home residents never
-//    move. When that fails (no movable member, or the candidates stay locked), insert answers
-//    status::full (the bulk API then grows the table); the stuck hole becomes a tomb (a slot never
-//    returns to empty in a batch) and the rebuild clears it;
+//    lock and never waits for another lock while holding it: it reuses a home tomb, else claims
+//    a free slot (empty or tomb) in h+1..h+15, names it in the header (hop bit and digest), then
+//    stores the pair;
+//  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no free
+//    slot either, it plans a path from a free slot at most 63 buckets on back into reach, try-locks
+//    the homes of the external members on it, claims the slot and moves those members one step
+//    each (copy, name, vacate; un-named at the unlock), farthest first; home residents never move,
+//    and no claimed slot is given up (a failed try-lock or claim releases the path's homes before
+//    anything is claimed, and the next attempt plans again);
 //  - the stash: a key that neither fits nor displacement places goes to the stash (1/64 of the
 //    table's slots after it, detail/bucket_layout.hpp) under its home's lock, which first sets the
-//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the key's
-//    stash window (4 buckets). Only when that window is full too does insert answer full;
+//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the home's
+//    stash window (4 buckets). Only when that window is full too does insert answer full (the
+//    table unchanged for k; the bulk API grows the table);
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
-//  - erased slots stay tombs (invariant M: a slot never returns to empty while operations run);
-//    the slow path reuses the home's tombs, and a rebuild of the table (growth, rehash, or the
+//  - erased slots stay tombs (invariant M: a bucket slot never returns to empty while operations
+//    run; an erased stash slot does); slow paths reuse tombs, and a rebuild of the table (growth, rehash, or the
 //    map's maintain() after a batch that leaves tombs above a quarter of the capacity) clears them.
 #include <cstddef>
 #include <cstdint>
@@ -78,7 +79,7 @@ class hopscotch_bucket_ref {
   static constexpr bool fast_bulk_inserts = true;
   /// Registers per thread of the bulk find / erase / fast insert kernels (launch bounds,
   /// core/launcher.hpp), and of the complete insert's second launch (64 since displacement: its
-  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 24 / 68).
+  /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 16 / 60).
   static constexpr int hot_register_budget = 40;
   static constexpr int find_register_budget = 44;
   static constexpr int slow_register_budget = 64;
@@ -562,7 +563,7 @@ class hopscotch_bucket_ref {
       if (hole.j != 0) {
         while (hole.j > reach) {
           const unsigned m = detail::h64::highest_bit(holes & ((std::uint64_t{1} << hole.j) - 1));
-          hole = move_member(b, homes, hole, m, kb);
+          hole = move_member(b, homes, hole, m, kb);  // j = 0 only on a broken table: see there
         }
       }
       // 4. Unlock the homes (recomputed after moves; as they were otherwise, version + 1).
@@ -631,7 +632,9 @@ class hopscotch_bucket_ref {
         return {m, w, 0};
       }
     }
-    return hole;  // unreachable: lock_path saw a member of a locked home in b+m
+    // Unreachable: lock_path saw a member of a locked home in b+m. Should a broken table get
+    // here, the hole stays claimed (validate() reports it) and displacement ends: no kernel hangs.
+    return {0, 0, 0};
   }
 
   /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
