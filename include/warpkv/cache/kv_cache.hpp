@@ -59,11 +59,13 @@
 #include "warpkv/cache/cache_keys.hpp"
 #include "warpkv/cache/cache_ref.hpp"
 #include "warpkv/cache/detail/cache_passes.hpp"
+#include "warpkv/cache/detail/hkv_passes.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
+#include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv {
@@ -292,7 +294,92 @@ class kv_cache {
     return st;
   }
 
+  // ---- HierarchicalKV's names (docs/design/cache.md, "HierarchicalKV's API") ---------------
+  // Arrays in the backend's memory (device pointers on the GPU, host pointers on the host
+  // backend), HKV's argument order (n first); values are value_words() = value_stride() / 8
+  // words each. `stream`: the caller's stream (empty: the cache's own); the batch runs on the
+  // cache's stream ordered after the work queued on it, and it is left ordered after the batch
+  // (core/stream_order.hpp). Each call waits for its batch and returns its status counts.
+  // `statuses` (n, optional) and `founds` (n, optional) receive each operation's result. An
+  // array that a call needs may not be null when n > 0 (errc::invalid_argument naming it).
+
+  /// HKV insert_or_assign = set: inserted | assigned (evicting when both buckets are full).
+  batch_summary insert_or_assign(std::size_t n, const Key* keys, const std::uint64_t* values, status* statuses = nullptr,
+                                 stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::set, keys, values, nullptr, statuses, nullptr);
+  }
+  /// HKV find = get: found (value in values_out, recency refreshed) | not_found (values_out
+  /// left as it was). founds[i] = (statuses[i] == found).
+  batch_summary find(std::size_t n, const Key* keys, std::uint64_t* values_out, bool* founds = nullptr,
+                     status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values_out, n, "values_out");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::get, keys, nullptr, values_out, statuses, founds);
+  }
+  /// HKV find_or_insert = get_or_set with `values` in and out: on entry the values to insert,
+  /// on return the stored value of every key (found: the cached one; inserted: the given one).
+  /// The inputs are copied first (a read may write values_out before it retries).
+  batch_summary find_or_insert(std::size_t n, const Key* keys, std::uint64_t* values, bool* founds = nullptr,
+                               status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    detail::stream_join join(ex_, stream);
+    if (n == 0) return {};
+    buffer<std::uint64_t> in(n * value_words_, ex_);
+    detail::for_each_index(ex_, in.size(), detail::copy_words_fn{values, in.data()});
+    return resident(n, cache_op::get_or_set, keys, in.data(), values, statuses, founds);
+  }
+  /// HKV contains: found | not_found, without refreshing recency.
+  batch_summary contains(std::size_t n, const Key* keys, bool* founds, status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(founds, n, "founds");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::contains, keys, nullptr, nullptr, statuses, founds);
+  }
+  /// HKV erase: erased | not_found.
+  batch_summary erase(std::size_t n, const Key* keys, status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::erase, keys, nullptr, nullptr, statuses, nullptr);
+  }
+
  private:
+  /// An array an HKV-named call needs: not null when n > 0.
+  static void need(const void* p, std::size_t n, const char* name) {
+    require(n == 0 || p != nullptr, name, "null with n = " + std::to_string(n) + " > 0");
+  }
+  /// A uniform batch over backend arrays (the HKV-named calls): statuses into `statuses` (or a
+  /// scratch array: the write phase's fast pass needs them), found flags into `founds` when not
+  /// null, evictions (with scores when ScoresOut) into the ev_ arrays; waits, returns the counts.
+  template <bool ScoresOut = false>
+  batch_summary resident(std::size_t n, cache_op uniform, const Key* keys, const std::uint64_t* in, std::uint64_t* out,
+                         status* statuses, bool* founds, Key* ev_keys = nullptr, std::uint64_t* ev_values = nullptr,
+                         std::uint8_t* ev_flags = nullptr, std::uint64_t* ev_scores = nullptr) {
+    if (n == 0) return {};
+    buffer<status> own;
+    if (statuses == nullptr) {
+      own = buffer<status>(n, ex_);
+      statuses = own.data();
+    }
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    std::unique_ptr<groups_scratch> g = join_groups(n, nullptr, uniform, keys);
+    const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
+    queue_batch<ScoresOut>(ex_, n, nullptr, uniform, keys, in, out, statuses, nullptr, c->data(), ev_keys, ev_values,
+                           ev_flags, groups, ev_scores);
+    fix_up_groups(groups, n, keys, statuses, out);
+    if (founds != nullptr) detail::for_each_index(ex_, n, detail::cache_found_flags_fn{statuses, founds});
+    batch_summary sum = c->read();  // waits for the batch
+    sum.count[static_cast<int>(status::full)] = 0;  // the phases' hand-on marks (execute_resident)
+    return_counters(std::move(c));
+    return_groups(std::move(g));
+    return sum;
+  }
+
   [[nodiscard]] cache_storage storage() const {
     constexpr std::size_t key_words = cache_key_layout<Key>::words;
     const bool in = cfg_.layout == cache_layout::inline_values;
@@ -341,11 +428,12 @@ class kv_cache {
   /// kernel counts: the earlier ones count the later ones' operations as `full`, which no cache
   /// operation returns (execute_resident drops that count). One stamp range and clock for all.
   /// The kernels are those of this cache's design (by_config: the one cfg names).
+  template <bool ScoresOut = false>
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
                    std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
-                   detail::op_groups<Key> groups = {}) {
+                   detail::op_groups<Key> groups = {}, std::uint64_t* ev_scores = nullptr) {
     if (n == 0) return;
     const std::uint64_t stamp_base = reserve_stamps(n);
     const std::uint64_t now = time();
@@ -366,6 +454,7 @@ class kv_cache {
                                                  .evicted_keys = ev_keys,
                                                  .evicted_values = ev_values,
                                                  .evicted_flags = ev_flags,
+                                                 .evicted_scores = ev_scores,
                                                  .groups = groups};
       // the read phase, then the write phase's fast pass over what it left, then the complete
       // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
@@ -373,9 +462,9 @@ class kv_cache {
       if (reads_only) return;
       const bool split = statuses != nullptr;
       if (split)
-        detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast>{a}, statuses, counters,
+        detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast, ScoresOut>{a}, statuses, counters,
                                              has_reads);
-      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete>{a}, statuses, counters,
+      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete, ScoresOut>{a}, statuses, counters,
                                            split);
     });
   }

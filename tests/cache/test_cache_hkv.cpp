@@ -1,0 +1,172 @@
+// kv_cache under HierarchicalKV's names (issue 25, item 3): insert_or_assign, find,
+// find_or_insert, contains, erase against a sequential model (batches of distinct keys, so that
+// the result does not depend on the order a backend runs a batch in), their argument checks and
+// their stream argument.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../common/backend.hpp"
+#include "../common/expect_invalid.hpp"
+#include "warpkv/cache/kv_cache.hpp"
+
+namespace warpkv::testing {
+namespace {
+
+template <class Key, int W, int T = (W < 8 ? W : 8)>
+using hkv_cache = kv_cache<Key, W, T, cache_designs::by_config>;
+
+/// Arrays in the cache's backend memory, copied from and to the host.
+template <class T>
+buffer<T> on(const execution& ex, const std::vector<T>& v) {
+  return buffer<T>::from_host(std::span<const T>(v), ex);
+}
+template <class T>
+std::vector<T> back(const buffer<T>& b) {
+  return b.size() == 0 ? std::vector<T>{} : b.to_vector();
+}
+std::vector<bool> back_bools(const buffer<bool>& b) {
+  std::unique_ptr<bool[]> h(new bool[b.size()]);
+  b.copy_to_host(h.get(), b.size());
+  return std::vector<bool>(h.get(), h.get() + b.size());
+}
+
+/// Key id -> the cache's key (never the sentinel).
+std::uint64_t key_of(std::uint64_t id) { return id * 0x9e3779b97f4a7c15ull % 0xfffffffffffull + 1; }
+/// The value words of (key, version): every word depends on both.
+void value_of(std::uint64_t key, std::uint64_t version, std::uint64_t* w, std::size_t words) {
+  for (std::size_t j = 0; j < words; ++j) w[j] = fmix64(key * 31 + version * 0x9e3779b97f4a7c15ull + j);
+}
+
+cache_config config_for(int seed, std::size_t capacity, std::size_t value_bytes) {
+  cache_config cfg;
+  cfg.capacity = capacity;
+  cfg.value_bytes = value_bytes;
+  constexpr cache_eviction_policy policies[] = {cache_eviction_policy::lru, cache_eviction_policy::random,
+                                                cache_eviction_policy::clock};
+  cfg.eviction = policies[seed % 3];
+  cfg.sync = seed % 2 == 0 ? cache_slot_sync::optimistic : cache_slot_sync::rw_lock;
+  cfg.layout = seed % 4 == 1 ? cache_layout::inline_values : cache_layout::value_slab;
+  cfg.key_digests = seed % 5 == 2;
+  cfg.seed = static_cast<std::uint64_t>(seed) * 77 + 1;
+  return cfg;
+}
+
+// ---- step 1: the names over the existing operations --------------------------------------------
+// A cache loaded to at most a quarter (no eviction: size() is checked against the model after
+// every batch), batches of distinct keys, each batch one call.
+TEST(CacheHkvNames, MatchASequentialModel) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed + 40);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 1024, seed % 2 == 0 ? 24 : 8), ex);
+    const std::size_t words = cache.value_stride() / 8;
+    const std::size_t key_range = cache.capacity() / 4;
+    std::map<std::uint64_t, std::uint64_t> model;  // key -> version
+    std::uint64_t version = 1;
+    for (int b = 0; b < 60; ++b) {
+      std::set<std::uint64_t> pick;
+      const std::size_t n = 1 + rng() % 100;
+      while (pick.size() < n) pick.insert(key_of(1 + rng() % key_range));
+      const std::vector<std::uint64_t> keys(pick.begin(), pick.end());
+      std::vector<std::uint64_t> versions(n), values(n * words);
+      for (std::size_t i = 0; i < n; ++i) {
+        versions[i] = version++;
+        value_of(keys[i], versions[i], &values[i * words], words);
+      }
+      auto d_keys = on(ex, keys);
+      auto d_values = on(ex, values);
+      buffer<status> d_st(n, ex);
+      buffer<bool> d_found(n, ex);
+      const int call = static_cast<int>(rng() % 5);
+      batch_summary sum;
+      switch (call) {
+        case 0: sum = cache.insert_or_assign(n, d_keys.data(), d_values.data(), d_st.data(), ex.stream); break;
+        case 1: sum = cache.find(n, d_keys.data(), d_values.data(), d_found.data(), d_st.data()); break;
+        case 2: sum = cache.find_or_insert(n, d_keys.data(), d_values.data(), d_found.data(), d_st.data()); break;
+        case 3: sum = cache.contains(n, d_keys.data(), d_found.data(), d_st.data()); break;
+        default: sum = cache.erase(n, d_keys.data(), d_st.data()); break;
+      }
+      const auto st = back(d_st);
+      const auto out = back(d_values);
+      const auto found = back_bools(d_found);
+      batch_summary expect;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto it = model.find(keys[i]);
+        const bool present = it != model.end();
+        std::vector<std::uint64_t> want(words);
+        status s = status::not_found;
+        switch (call) {
+          case 0:
+            s = present ? status::assigned : status::inserted;
+            model[keys[i]] = versions[i];
+            value_of(keys[i], versions[i], want.data(), words);
+            break;
+          case 1:
+          case 3:
+            s = present ? status::found : status::not_found;
+            value_of(keys[i], present ? it->second : versions[i], want.data(), words);  // a miss leaves the input
+            break;
+          case 2:
+            s = present ? status::found : status::inserted;
+            if (!present) model[keys[i]] = versions[i];
+            value_of(keys[i], model[keys[i]], want.data(), words);  // the stored value, either way
+            break;
+          default:
+            s = present ? status::erased : status::not_found;
+            model.erase(keys[i]);
+            value_of(keys[i], versions[i], want.data(), words);
+            break;
+        }
+        ++expect.count[static_cast<int>(s)];
+        ASSERT_EQ(st[i], s) << "call " << call << " op " << i;
+        if (call == 1 || call == 2 || call == 3) {
+          EXPECT_EQ(found[i], s == status::found) << i;
+        }
+        if (call != 3) {
+          EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + static_cast<std::ptrdiff_t>(i * words)))
+              << "call " << call << " op " << i;
+        }
+      }
+      EXPECT_EQ(sum.count, expect.count);
+      ASSERT_EQ(cache.size(), model.size()) << "no entry evicted at a quarter's load";
+    }
+  }
+}
+
+TEST(CacheHkvNames, BadArgumentsNameTheArgumentAndChangeNothing) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 4> cache(cache_config{64, 8}, ex);
+  auto keys = on(ex, std::vector<std::uint64_t>{key_of(1), key_of(2)});
+  auto values = on(ex, std::vector<std::uint64_t>{5, 6});
+  buffer<bool> found(2, ex);
+  cache.insert_or_assign(2, keys.data(), values.data());
+  expect_invalid([&] { cache.insert_or_assign(2, nullptr, values.data()); }, "keys");
+  expect_invalid([&] { cache.insert_or_assign(2, keys.data(), nullptr); }, "values");
+  expect_invalid([&] { cache.find(2, keys.data(), nullptr); }, "values_out");
+  expect_invalid([&] { cache.find_or_insert(2, nullptr, values.data()); }, "keys");
+  expect_invalid([&] { cache.contains(2, keys.data(), nullptr); }, "founds");
+  expect_invalid([&] { cache.erase(2, nullptr); }, "keys");
+  // n = 0: nothing to read, null is fine
+  EXPECT_EQ(cache.insert_or_assign(0, nullptr, nullptr).count, batch_summary{}.count);
+  EXPECT_EQ(cache.erase(0, nullptr).count, batch_summary{}.count);
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.contains(2, keys.data(), found.data())[status::found], 2u);
+  // a sentinel key is answered, never stored
+  auto bad = on(ex, std::vector<std::uint64_t>{~0ull});
+  buffer<status> st(1, ex);
+  cache.insert_or_assign(1, bad.data(), values.data(), st.data());
+  EXPECT_EQ(back(st)[0], status::invalid_key);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+}  // namespace
+}  // namespace warpkv::testing
