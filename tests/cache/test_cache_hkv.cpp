@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../common/backend.hpp"
@@ -43,6 +44,10 @@ std::uint64_t key_of(std::uint64_t id) { return id * 0x9e3779b97f4a7c15ull % 0xf
 /// The value words of (key, version): every word depends on both.
 void value_of(std::uint64_t key, std::uint64_t version, std::uint64_t* w, std::size_t words) {
   for (std::size_t j = 0; j < words; ++j) w[j] = fmix64(key * 31 + version * 0x9e3779b97f4a7c15ull + j);
+}
+
+std::size_t scaled_count(std::size_t n) {
+  return std::max<std::size_t>(n / 10, static_cast<std::size_t>(static_cast<double>(n) * test_scale()));
 }
 
 cache_config config_for(int seed, std::size_t capacity, std::size_t value_bytes) {
@@ -155,6 +160,7 @@ TEST(CacheHkvNames, BadArgumentsNameTheArgumentAndChangeNothing) {
   expect_invalid([&] { cache.find_or_insert(2, nullptr, values.data()); }, "keys");
   expect_invalid([&] { cache.contains(2, keys.data(), nullptr); }, "founds");
   expect_invalid([&] { cache.erase(2, nullptr); }, "keys");
+  expect_invalid([&] { cache.insert_and_evict(2, keys.data(), values.data(), nullptr); }, "evicted_keys");
   // n = 0: nothing to read, null is fine
   EXPECT_EQ(cache.insert_or_assign(0, nullptr, nullptr).count, batch_summary{}.count);
   EXPECT_EQ(cache.erase(0, nullptr).count, batch_summary{}.count);
@@ -166,6 +172,119 @@ TEST(CacheHkvNames, BadArgumentsNameTheArgumentAndChangeNothing) {
   cache.insert_or_assign(1, bad.data(), values.data(), st.data());
   EXPECT_EQ(back(st)[0], status::invalid_key);
   EXPECT_EQ(cache.size(), 2u);
+}
+
+// ---- step 2: insert_and_evict -------------------------------------------------------------------
+/// Inserts fresh keys [first, first + count) in batches by insert_and_evict and checks each
+/// report: evicted keys were given before (or in the same batch) and never reported before, with
+/// the value they were given; a batch reports exactly the inserts that did not grow the cache
+/// (single-threaded only: `exact`; else an evicted key is one of key ids [1, all_ids], given by
+/// any thread). Adds the reported keys to `evicted`.
+template <class Cache>
+void insert_and_account(Cache& cache, std::uint64_t first, std::uint64_t count, std::uint64_t seed, bool exact,
+                        std::set<std::uint64_t>& evicted, const std::set<std::uint64_t>* all_keys = nullptr) {
+  const execution& ex = cache.exec();
+  const std::size_t words = cache.value_stride() / 8;
+  std::mt19937_64 rng(seed);
+  std::set<std::uint64_t> given;
+  for (std::uint64_t id = first; id < first + count;) {
+    const std::size_t n = std::min<std::uint64_t>(1 + rng() % 300, first + count - id);
+    std::vector<std::uint64_t> keys(n), values(n * words);
+    for (std::size_t i = 0; i < n; ++i, ++id) {
+      keys[i] = key_of(id);
+      value_of(keys[i], 1, &values[i * words], words);
+      given.insert(keys[i]);
+    }
+    auto d_keys = on(ex, keys);
+    auto d_values = on(ex, values);
+    buffer<std::uint64_t> ev_keys(n, ex), ev_values(n * words, ex), ev_scores(n, ex);
+    buffer<status> st(n, ex);
+    const std::size_t before = exact ? cache.size() : 0;
+    const std::uint64_t stamp_limit = cache.reserve_stamps(0) + n + 2;  // every stamp handed out so far, and this batch's
+    const std::size_t got = cache.insert_and_evict(n, d_keys.data(), d_values.data(), ev_keys.data(), ev_values.data(),
+                                                   ev_scores.data(), st.data());
+    ASSERT_LE(got, n);
+    const auto sts = back(st);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(sts[i], status::inserted) << i;
+    if (exact) {
+      EXPECT_EQ(got, n - (cache.size() - before)) << "every insert that did not grow the cache evicted exactly one entry";
+    }
+    const auto k = back(ev_keys), v = back(ev_values), sc = back(ev_scores);
+    for (std::size_t e = 0; e < got; ++e) {
+      ASSERT_TRUE((exact ? given : *all_keys).count(k[e]) != 0) << "evicted a key never given: " << k[e];
+      ASSERT_TRUE(evicted.insert(k[e]).second) << "key " << k[e] << " reported twice";
+      std::vector<std::uint64_t> want(words);
+      value_of(k[e], 1, want.data(), words);
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), v.begin() + static_cast<std::ptrdiff_t>(e * words))) << k[e];
+      if (cache.config().eviction == cache_eviction_policy::clock) {
+        EXPECT_LE(sc[e], 1u);  // the reference bit
+      } else {
+        EXPECT_GE(sc[e], 1u);  // the stamp of a write or a hit of this cache
+        if (exact) {
+          EXPECT_LT(sc[e], stamp_limit);  // racing threads take stamps meanwhile
+        }
+      }
+    }
+  }
+}
+
+/// After inserting `ids` keys: the cache's entries and the reported evictions are every key
+/// given, each once.
+template <class Cache>
+void expect_every_key_accounted(const Cache& cache, std::uint64_t ids, const std::set<std::uint64_t>& evicted) {
+  const auto e = cache.export_entries();
+  std::set<std::uint64_t> held(e.keys.begin(), e.keys.end());
+  ASSERT_EQ(held.size(), e.keys.size()) << "a key stored twice";
+  EXPECT_EQ(held.size(), cache.size());
+  for (const std::uint64_t k : held) EXPECT_EQ(evicted.count(k), 0u) << "key " << k << " both held and reported evicted";
+  EXPECT_EQ(held.size() + evicted.size(), ids) << "every key given is held or was reported evicted";
+  for (std::uint64_t id = 1; id <= ids; ++id) {
+    const std::uint64_t k = key_of(id);
+    ASSERT_TRUE(held.count(k) != 0 || evicted.count(k) != 0) << "key " << k << " lost";
+  }
+}
+
+TEST(CacheHkvEvict, EveryEvictedEntryIsAccounted) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    cache_config cfg = config_for(seed, 128, 24);
+    cfg.max_kicks = seed % 3 == 2 ? 0 : 5000;
+    hkv_cache<std::uint64_t, 4> cache(cfg, ex);
+    const std::uint64_t ids = cache.capacity() * 12;
+    std::set<std::uint64_t> evicted;
+    insert_and_account(cache, 1, ids, 500 + static_cast<std::uint64_t>(seed), true, evicted);
+    EXPECT_GT(evicted.size(), 0u);
+    expect_every_key_accounted(cache, ids, evicted);
+  }
+}
+
+TEST(CacheHkvEvict, RacingThreadsAccountForEveryEntry) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 2; ++seed) {
+    SCOPED_TRACE(seed);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 256, 16), ex);
+    constexpr int threads = 4;
+    const std::uint64_t per_thread = static_cast<std::uint64_t>(scaled_count(2000));
+    std::vector<std::set<std::uint64_t>> evicted(threads);
+    std::set<std::uint64_t> all_keys;
+    for (std::uint64_t id = 1; id <= per_thread * threads; ++id) all_keys.insert(key_of(id));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        insert_and_account(cache, 1 + static_cast<std::uint64_t>(t) * per_thread, per_thread, 900 + static_cast<std::uint64_t>(t),
+                           false, evicted[static_cast<std::size_t>(t)], &all_keys);
+      });
+    for (auto& th : pool) th.join();
+    std::set<std::uint64_t> all;
+    std::size_t reports = 0;
+    for (const auto& e : evicted) {
+      reports += e.size();
+      all.insert(e.begin(), e.end());
+    }
+    EXPECT_EQ(all.size(), reports) << "an entry reported by two threads";
+    expect_every_key_accounted(cache, per_thread * threads, all);
+  }
 }
 
 }  // namespace

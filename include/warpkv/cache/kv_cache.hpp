@@ -346,6 +346,38 @@ class kv_cache {
     detail::stream_join join(ex_, stream);
     return resident(n, cache_op::erase, keys, nullptr, nullptr, statuses, nullptr);
   }
+  /// HKV insert_and_evict: insert_or_assign that reports every live entry its inserts evicted
+  /// (an insert into a key's two full buckets, cuckoo moves failing or not allowed): their keys,
+  /// values and scores (the design's recency word as it was; values and scores may be null) at
+  /// the front of evicted_keys / evicted_values / evicted_scores (room for n each, the most one
+  /// batch can evict), in no particular order; returns how many. An entry inserted and evicted
+  /// by the same batch is reported too: after the call, the cache's entries and the reported
+  /// ones are together every key the cache held before or was given, each once (expired
+  /// entries, which read as absent, are replaced without a report).
+  std::size_t insert_and_evict(std::size_t n, const Key* keys, const std::uint64_t* values, Key* evicted_keys,
+                               std::uint64_t* evicted_values = nullptr, std::uint64_t* evicted_scores = nullptr,
+                               status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    need(evicted_keys, n, "evicted_keys");
+    detail::stream_join join(ex_, stream);
+    if (n == 0) return 0;
+    buffer<Key> ev_keys(n, ex_);
+    buffer<std::uint64_t> ev_values(evicted_values != nullptr ? n * value_words_ : 0, ex_);
+    buffer<std::uint8_t> ev_flags(n, ex_);
+    buffer<std::uint64_t> ev_scores(n, ex_);
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    resident<true>(n, cache_op::set, keys, values, nullptr, statuses, nullptr, ev_keys.data(), ev_values.data(),
+                   ev_flags.data(), ev_scores.data());
+    detail::for_each_index(ex_, n,
+                           detail::cache_compact_evictions_fn<Key>{ev_flags.data(), ev_keys.data(), ev_values.data(),
+                                                                   ev_scores.data(), value_words_, count.data(),
+                                                                   evicted_keys, evicted_values, evicted_scores});
+    unsigned long long evicted = 0;
+    count.copy_to_host(&evicted, 1);  // waits
+    return static_cast<std::size_t>(evicted);
+  }
 
  private:
   /// An array an HKV-named call needs: not null when n > 0.
