@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -285,6 +286,201 @@ TEST(CacheHkvEvict, RacingThreadsAccountForEveryEntry) {
     EXPECT_EQ(all.size(), reports) << "an entry reported by two threads";
     expect_every_key_accounted(cache, per_thread * threads, all);
   }
+}
+
+// ---- step 3: assign, accum_or_assign -----------------------------------------------------------
+TEST(CacheHkvAssign, UpdatesOnlyPresentKeys) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed + 70);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 1024, 16), ex);
+    const std::size_t words = cache.value_stride() / 8;
+    std::map<std::uint64_t, std::uint64_t> model;
+    std::uint64_t version = 1;
+    for (int b = 0; b < 30; ++b) {
+      std::set<std::uint64_t> pick;
+      const std::size_t n = 1 + rng() % 80;
+      while (pick.size() < n) pick.insert(key_of(1 + rng() % 200));
+      const std::vector<std::uint64_t> keys(pick.begin(), pick.end());
+      std::vector<std::uint64_t> versions(n), values(n * words);
+      for (std::size_t i = 0; i < n; ++i) {
+        versions[i] = version++;
+        value_of(keys[i], versions[i], &values[i * words], words);
+      }
+      auto d_keys = on(ex, keys);
+      auto d_values = on(ex, values);
+      buffer<status> d_st(n, ex);
+      const bool assign = b % 2 == 1;
+      const batch_summary sum = assign ? cache.assign(n, d_keys.data(), d_values.data(), nullptr, d_st.data())
+                                       : cache.insert_or_assign(n / 3 + 1, d_keys.data(), d_values.data(), d_st.data());
+      const auto st = back(d_st);
+      std::size_t assigned = 0;
+      for (std::size_t i = 0; i < (assign ? n : n / 3 + 1); ++i) {
+        const bool present = model.count(keys[i]) != 0;
+        if (assign) {
+          ASSERT_EQ(st[i], present ? status::assigned : status::not_found) << i;
+          if (present) model[keys[i]] = versions[i];
+          assigned += present ? 1 : 0;
+        } else {
+          model[keys[i]] = versions[i];
+        }
+      }
+      if (assign) {
+        EXPECT_EQ(sum[status::assigned], assigned);
+      }
+      ASSERT_EQ(cache.size(), model.size()) << "assign never inserts";
+    }
+    // every value is the model's
+    std::vector<std::uint64_t> keys;
+    for (const auto& [k, v] : model) keys.push_back(k);
+    auto d_keys = on(ex, keys);
+    buffer<std::uint64_t> d_out(keys.size() * words, ex);
+    EXPECT_EQ(cache.find(keys.size(), d_keys.data(), d_out.data())[status::found], keys.size());
+    const auto out = back(d_out);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      std::vector<std::uint64_t> want(words);
+      value_of(keys[i], model[keys[i]], want.data(), words);
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), out.begin() + static_cast<std::ptrdiff_t>(i * words))) << i;
+    }
+  }
+}
+
+// Two buckets under lru: the candidates are the whole table and the victim is the smallest score,
+// so scores given by assign decide what the next insert evicts.
+TEST(CacheHkvAssign, ScoresDecideTheLruVictim) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 4, 4> cache(cache_config{8, 8}, ex);
+  ASSERT_EQ(cache.capacity(), 8u);
+  std::vector<std::uint64_t> keys, values;
+  for (std::uint64_t id = 1; id <= 8; ++id) {
+    keys.push_back(key_of(id));
+    values.push_back(id);
+  }
+  auto d_keys = on(ex, keys);
+  auto d_values = on(ex, values);
+  cache.insert_or_assign(8, d_keys.data(), d_values.data());
+  ASSERT_EQ(cache.size(), 8u);
+  // key 0 is the oldest by insertion; a high score keeps it, score 0 makes key 5 the victim
+  auto d_pick = on(ex, std::vector<std::uint64_t>{keys[0], keys[5]});
+  auto d_scores = on(ex, std::vector<std::uint64_t>{1ull << 40, 0});
+  buffer<status> st(2, ex);
+  EXPECT_EQ(cache.assign(2, d_pick.data(), nullptr, d_scores.data(), st.data())[status::assigned], 2u);
+  auto d_new = on(ex, std::vector<std::uint64_t>{key_of(100)});
+  auto d_new_value = on(ex, std::vector<std::uint64_t>{100});
+  buffer<std::uint64_t> ev_key(1, ex), ev_value(1, ex), ev_score(1, ex);
+  ASSERT_EQ(cache.insert_and_evict(1, d_new.data(), d_new_value.data(), ev_key.data(), ev_value.data(), ev_score.data()), 1u);
+  EXPECT_EQ(back(ev_key)[0], keys[5]);
+  EXPECT_EQ(back(ev_value)[0], 6u) << "the value assign left";
+  EXPECT_EQ(back(ev_score)[0], 0u) << "the score assign gave";
+}
+
+/// Deltas of small integers: float sums are exact in any order, so a batch's result (and racing
+/// threads') does not depend on the order its operations ran in.
+std::vector<std::uint64_t> deltas_of(const std::vector<float>& f) {
+  std::vector<std::uint64_t> w((f.size() + 1) / 2);
+  std::memcpy(w.data(), f.data(), f.size() * sizeof(float));
+  return w;
+}
+
+TEST(CacheHkvAccum, AddsToPresentKeysAndInsertsTheRest) {
+  WARPKV_TEST_EXECUTION(ex);
+  constexpr std::size_t dim = 6;  // 24-byte values: 3 words of 2 floats
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed + 90);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 1024, dim * sizeof(float)), ex);
+    std::map<std::uint64_t, std::vector<float>> model;
+    for (int b = 0; b < 25; ++b) {
+      const std::size_t n = 1 + rng() % 120;  // keys may repeat within a batch
+      std::vector<std::uint64_t> keys(n);
+      std::vector<float> f(n * dim);
+      for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = key_of(1 + rng() % 150);
+        for (std::size_t j = 0; j < dim; ++j) f[i * dim + j] = static_cast<float>(static_cast<int>(rng() % 201) - 100);
+      }
+      std::set<std::uint64_t> fresh;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (model.count(keys[i]) == 0) fresh.insert(keys[i]);
+        auto& m = model[keys[i]];
+        m.resize(dim, 0.0f);
+        for (std::size_t j = 0; j < dim; ++j) m[j] += f[i * dim + j];
+      }
+      auto d_keys = on(ex, keys);
+      auto d_deltas = on(ex, deltas_of(f));
+      buffer<status> st(n, ex);
+      const batch_summary sum = cache.accum_or_assign(n, d_keys.data(), d_deltas.data(), st.data());
+      EXPECT_EQ(sum[status::inserted], fresh.size()) << "one insert per key absent before the batch";
+      EXPECT_EQ(sum[status::assigned], n - fresh.size());
+      ASSERT_EQ(cache.size(), model.size());
+    }
+    std::vector<std::uint64_t> keys;
+    for (const auto& [k, v] : model) keys.push_back(k);
+    auto d_keys = on(ex, keys);
+    buffer<std::uint64_t> d_out(keys.size() * cache.value_stride() / 8, ex);
+    cache.find(keys.size(), d_keys.data(), d_out.data());
+    const auto out = back(d_out);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      float got[dim];
+      std::memcpy(got, out.data() + i * cache.value_stride() / 8, sizeof got);
+      for (std::size_t j = 0; j < dim; ++j) ASSERT_EQ(got[j], model[keys[i]][j]) << "key " << i << " element " << j;
+    }
+  }
+}
+
+TEST(CacheHkvAccum, RacingThreadsLoseNoDelta) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const cache_slot_sync sync : {cache_slot_sync::optimistic, cache_slot_sync::rw_lock}) {
+    cache_config cfg = config_for(0, 512, 2 * sizeof(double));
+    cfg.sync = sync;
+    hkv_cache<std::uint64_t, 8> cache(cfg, ex);
+    constexpr int threads = 4;
+    constexpr std::size_t keys_n = 16;  // hot keys: every batch of every thread meets the others
+    const std::size_t batches = scaled_count(40);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        std::vector<std::uint64_t> keys(64);
+        std::vector<double> d(keys.size() * 2);
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          keys[i] = key_of(1 + i % keys_n);
+          d[2 * i] = 1.0;
+          d[2 * i + 1] = static_cast<double>(t + 1);
+        }
+        std::vector<std::uint64_t> w(d.size());
+        std::memcpy(w.data(), d.data(), d.size() * sizeof(double));
+        auto d_keys = on(ex, keys);
+        auto d_w = on(ex, w);
+        for (std::size_t b = 0; b < batches; ++b) cache.accum_or_assign<double>(keys.size(), d_keys.data(), d_w.data());
+      });
+    for (auto& th : pool) th.join();
+    std::vector<std::uint64_t> keys;
+    for (std::size_t i = 0; i < keys_n; ++i) keys.push_back(key_of(1 + i));
+    auto d_keys = on(ex, keys);
+    buffer<std::uint64_t> d_out(keys_n * 2, ex);
+    ASSERT_EQ(cache.find(keys_n, d_keys.data(), d_out.data())[status::found], keys_n);
+    const auto out = back(d_out);
+    const double per_key = static_cast<double>(64 / keys_n * batches);
+    for (std::size_t i = 0; i < keys_n; ++i) {
+      double got[2];
+      std::memcpy(got, out.data() + 2 * i, sizeof got);
+      EXPECT_EQ(got[0], per_key * threads) << i;
+      EXPECT_EQ(got[1], per_key * (1 + 2 + 3 + 4)) << i;
+    }
+  }
+}
+
+TEST(CacheHkvAccum, BadArguments) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 4> odd(cache_config{64, 6}, ex);  // 6 bytes: not whole floats
+  auto keys = on(ex, std::vector<std::uint64_t>{key_of(1)});
+  auto w = on(ex, std::vector<std::uint64_t>{0});
+  expect_invalid([&] { odd.accum_or_assign(1, keys.data(), w.data()); }, "value_bytes");
+  kv_cache<std::uint64_t, 4> c(cache_config{64, 8}, ex);
+  expect_invalid([&] { c.accum_or_assign(1, keys.data(), nullptr); }, "deltas");
+  expect_invalid([&] { c.accum_or_assign<double>(1, nullptr, w.data()); }, "keys");
+  expect_invalid([&] { c.assign(1, keys.data(), nullptr, nullptr); }, "values");
+  EXPECT_EQ(c.size(), 0u);
 }
 
 }  // namespace

@@ -346,6 +346,40 @@ class kv_cache {
     detail::stream_join join(ex_, stream);
     return resident(n, cache_op::erase, keys, nullptr, nullptr, statuses, nullptr);
   }
+  /// HKV assign: update only, never inserts. A live entry of keys[i] gets values[i] (values
+  /// null: its value is kept) and scores[i] as its score (scores null: the recency word a write
+  /// stores), its expiry time kept: assigned; an absent or expired key: not_found, nothing
+  /// changes. HKV's assign_scores is assign(n, keys, nullptr, scores). A score is the design's
+  /// recency word (lru, random: a stamp, smaller evicted first; clock: the reference bit).
+  batch_summary assign(std::size_t n, const Key* keys, const std::uint64_t* values, const std::uint64_t* scores = nullptr,
+                       status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    require(n == 0 || values != nullptr || scores != nullptr, "values", "values and scores both null: nothing to assign");
+    detail::stream_join join(ex_, stream);
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
+      return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now};
+    });
+  }
+  /// HKV accum_or_assign for values that are vectors of T (float or double: value_bytes a
+  /// multiple of sizeof(T)): a live entry of keys[i] gets deltas[i] added element-wise:
+  /// assigned; an absent key is inserted with deltas[i] as its value (evicting as set does):
+  /// inserted. Per key linearizable (the accumulation under the key's bucket locks; an insert
+  /// that finds the key inserted meanwhile accumulates instead), so racing calls lose no delta.
+  template <class T = float>
+  batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* deltas, status* statuses = nullptr,
+                                stream_arg stream = {}) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "accum_or_assign: T is float or double");
+    need(keys, n, "keys");
+    need(deltas, n, "deltas");
+    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
+            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
+                std::to_string(cfg_.value_bytes) + " is not a multiple");
+    detail::stream_join join(ex_, stream);
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
+      return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now};
+    });
+  }
+
   /// HKV insert_and_evict: insert_or_assign that reports every live entry its inserts evicted
   /// (an insert into a key's two full buckets, cuckoo moves failing or not allowed): their keys,
   /// values and scores (the design's recency word as it was; values and scores may be null) at
@@ -409,6 +443,24 @@ class kv_cache {
     sum.count[static_cast<int>(status::full)] = 0;  // the phases' hand-on marks (execute_resident)
     return_counters(std::move(c));
     return_groups(std::move(g));
+    return sum;
+  }
+
+  /// A uniform batch of an operation with its own kernel (assign, accum_or_assign): make(ref,
+  /// stamp_base, now) gives the phase op (detail/hkv_passes.hpp) for this cache's design; one
+  /// launch over operations [0, n), waits, returns the counts.
+  template <class MakeOp>
+  batch_summary own_kernel(std::size_t n, status* statuses, const MakeOp& make) {
+    if (n == 0) return {};
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    const std::uint64_t stamp_base = reserve_stamps(n);
+    const std::uint64_t now = time();
+    visit([&]<class D>(std::type_identity<D>) {
+      detail::launch_cache_phase<TileSize>(ex_, n, make(ref_as<D>(), stamp_base, now), statuses, c->data(), false);
+    });
+    batch_summary sum = c->read();  // waits
+    return_counters(std::move(c));
     return sum;
   }
 
