@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -481,6 +482,145 @@ TEST(CacheHkvAccum, BadArguments) {
   expect_invalid([&] { c.accum_or_assign<double>(1, nullptr, w.data()); }, "keys");
   expect_invalid([&] { c.assign(1, keys.data(), nullptr, nullptr); }, "values");
   EXPECT_EQ(c.size(), 0u);
+}
+
+// ---- step 4: export_batch, export_batch_if, erase_if -------------------------------------------
+/// A key predicate (device-callable, as a user's would be): odd keys.
+struct odd_key {
+  WARPKV_HD bool operator()(std::uint64_t k, std::uint64_t) const { return k % 2 == 1; }
+};
+
+/// Every entry the pages of export_batch_if(pred) give, paging by `page` slots: key -> (value
+/// words, score); fails on a key given twice.
+template <class Cache, class Pred>
+std::map<std::uint64_t, std::pair<std::vector<std::uint64_t>, std::uint64_t>> export_pages(const Cache& cache, const Pred& pred,
+                                                                                           std::size_t page) {
+  const execution& ex = cache.exec();
+  const std::size_t words = cache.value_stride() / 8;
+  std::map<std::uint64_t, std::pair<std::vector<std::uint64_t>, std::uint64_t>> got;
+  buffer<std::uint64_t> keys(page, ex), values(page * words, ex), scores(page, ex);
+  for (std::size_t offset = 0; offset < cache.capacity(); offset += page) {
+    const std::size_t n = cache.export_batch_if(pred, page, offset, keys.data(), values.data(), scores.data());
+    EXPECT_LE(n, std::min(page, cache.capacity() - offset));
+    const auto k = back(keys), v = back(values), sc = back(scores);
+    for (std::size_t e = 0; e < n; ++e) {
+      std::vector<std::uint64_t> w(v.begin() + static_cast<std::ptrdiff_t>(e * words),
+                                   v.begin() + static_cast<std::ptrdiff_t>((e + 1) * words));
+      EXPECT_TRUE(got.emplace(k[e], std::make_pair(w, sc[e])).second) << "key " << k[e] << " exported twice";
+    }
+  }
+  return got;
+}
+
+TEST(CacheHkvExport, PagesScoresAndPredicatesMatchTheModel) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed + 110);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 512, 16), ex);
+    const std::size_t words = cache.value_stride() / 8;
+    // 150 keys, each with the score 1000 + its id (assign's scores), 20 more that expire
+    std::vector<std::uint64_t> keys, values, scores;
+    for (std::uint64_t id = 1; id <= 150; ++id) {
+      keys.push_back(key_of(id));
+      values.resize(keys.size() * words);
+      value_of(keys.back(), id, &values[(keys.size() - 1) * words], words);
+      scores.push_back(1000 + id);
+    }
+    auto d_keys = on(ex, keys);
+    auto d_values = on(ex, values);
+    auto d_scores = on(ex, scores);
+    cache.insert_or_assign(keys.size(), d_keys.data(), d_values.data());
+    ASSERT_EQ(cache.assign(keys.size(), d_keys.data(), nullptr, d_scores.data())[status::assigned], keys.size());
+    std::vector<std::uint64_t> short_lived;
+    for (std::uint64_t id = 151; id <= 170; ++id) short_lived.push_back(key_of(id));
+    std::vector<status> st(short_lived.size());
+    cache.set(short_lived, std::vector<std::byte>(short_lived.size() * cache.value_stride()), st, nullptr,
+              std::vector<std::uint64_t>(short_lived.size(), 10));
+    cache.set_time(20);  // those have expired: never exported
+    ASSERT_EQ(cache.size(), keys.size());
+    const std::size_t page = 1 + rng() % 97;  // any page size, not only whole buckets
+    const auto all = export_pages(cache, cache_all_entries{}, page);
+    ASSERT_EQ(all.size(), keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const auto it = all.find(keys[i]);
+      ASSERT_NE(it, all.end()) << "key " << keys[i] << " not exported";
+      EXPECT_TRUE(std::equal(it->second.first.begin(), it->second.first.end(), values.begin() + static_cast<std::ptrdiff_t>(i * words)));
+      EXPECT_EQ(it->second.second, scores[i]);
+    }
+    // export_batch pages the same way as export_batch_if(all)
+    buffer<std::uint64_t> one_page(cache.capacity(), ex);
+    EXPECT_EQ(cache.export_batch(cache.capacity(), 0, one_page.data()), keys.size());
+    EXPECT_EQ(cache.export_batch(10, cache.capacity(), one_page.data()), 0u);
+    // predicates on the score and on the key
+    const std::uint64_t threshold = 1000 + 1 + rng() % 150;
+    const auto below = export_pages(cache, cache_score_below{threshold}, page);
+    const auto odd = export_pages(cache, odd_key{}, page);
+    std::size_t want_below = 0, want_odd = 0;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_EQ(below.count(keys[i]), scores[i] < threshold ? 1u : 0u) << i;
+      EXPECT_EQ(odd.count(keys[i]), keys[i] % 2) << i;
+      want_below += scores[i] < threshold ? 1 : 0;
+      want_odd += keys[i] % 2;
+    }
+    EXPECT_EQ(below.size(), want_below);
+    EXPECT_EQ(odd.size(), want_odd);
+    // erase_if: exactly the matching entries go
+    EXPECT_EQ(cache.erase_if(cache_score_below{threshold}), want_below);
+    EXPECT_EQ(cache.size(), keys.size() - want_below);
+    buffer<bool> found(keys.size(), ex);
+    cache.contains(keys.size(), d_keys.data(), found.data());
+    const auto f = back_bools(found);
+    for (std::size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(f[i], scores[i] >= threshold) << i;
+    EXPECT_EQ(cache.erase_if(cache_score_below{threshold}), 0u);
+    EXPECT_EQ(cache.erase_if(cache_score_at_least{0}), keys.size() - want_below);
+    EXPECT_EQ(cache.size(), 0u);
+    // the slots erased are free again: the cache fills to capacity without an eviction
+    std::vector<std::uint64_t> refill;
+    for (std::uint64_t id = 1000; refill.size() < cache.capacity() / 2; ++id) refill.push_back(key_of(id));
+    auto d_refill = on(ex, refill);
+    buffer<std::uint64_t> d_zero(refill.size() * words, ex), ev(refill.size(), ex);
+    EXPECT_EQ(cache.insert_and_evict(refill.size(), d_refill.data(), d_zero.data(), ev.data()), 0u);
+    EXPECT_EQ(cache.size(), refill.size());
+  }
+}
+
+TEST(CacheHkvExport, EraseIfBesideRacingWriters) {
+  WARPKV_TEST_EXECUTION(ex);
+  hkv_cache<std::uint64_t, 8> cache(config_for(1, 1024, 8), ex);
+  std::atomic<bool> done{false};
+  const std::size_t batches = scaled_count(60);
+  std::thread writer([&] {
+    std::vector<std::uint64_t> keys(50), values(50, 7);
+    for (std::size_t b = 0; b < batches; ++b) {
+      for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = key_of(1 + (b * keys.size() + i) % 400);
+      auto d_keys = on(ex, keys);
+      auto d_values = on(ex, values);
+      cache.insert_or_assign(keys.size(), d_keys.data(), d_values.data());
+    }
+    done = true;
+  });
+  std::size_t erased = 0;
+  while (!done) erased += cache.erase_if(odd_key{});
+  writer.join();
+  erased += cache.erase_if(odd_key{});
+  buffer<std::uint64_t> out(cache.capacity(), ex);
+  const std::size_t n = cache.export_batch(cache.capacity(), 0, out.data());
+  EXPECT_EQ(n, cache.size());
+  const auto keys = back(out);
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(keys[i] % 2, 0u) << "an odd key survived the last erase_if";
+  EXPECT_EQ(cache.erase_if(cache_all_entries{}), n);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_GT(erased, 0u);
+}
+
+TEST(CacheHkvExport, BadArguments) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 4> c(cache_config{64, 8}, ex);
+  buffer<std::uint64_t> k(8, ex);
+  expect_invalid([&] { (void)c.export_batch(8, 0, nullptr); }, "keys_out");
+  expect_invalid([&] { (void)c.export_batch(8, c.capacity() + 1, k.data()); }, "offset");
+  EXPECT_EQ(c.export_batch(0, 0, nullptr), 0u);
 }
 
 }  // namespace

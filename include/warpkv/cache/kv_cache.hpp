@@ -380,6 +380,59 @@ class kv_cache {
     });
   }
 
+  /// HKV export_batch: the live entries among slots [offset, offset + n) (clipped to
+  /// capacity()): their keys, values (may be null) and scores (may be null) at the front of the
+  /// outputs (room for n each), in no particular order; returns how many. Paging offset = 0, n,
+  /// 2n, ... up to capacity() visits every slot once: one kernel of a tile per bucket over the
+  /// range, on the device. A whole-table read: while writers run it sees each slot at some
+  /// instant of the call (no torn value, no snapshot: an entry moving between buckets may be
+  /// seen twice or missed); alone it is exact.
+  std::size_t export_batch(std::size_t n, std::size_t offset, Key* keys_out, std::uint64_t* values_out = nullptr,
+                           std::uint64_t* scores_out = nullptr, stream_arg stream = {}) const {
+    return export_batch_if(cache_all_entries{}, n, offset, keys_out, values_out, scores_out, stream);
+  }
+  /// HKV export_batch_if: export_batch of the entries for which pred(key, score) holds. `pred`
+  /// is a trivially copyable functor callable on the device (WARPKV_HD), e.g.
+  /// cache_score_below{t} or cache_score_at_least{t} (detail/hkv_passes.hpp); HKV's pattern and
+  /// threshold are its members.
+  template <class Pred>
+  std::size_t export_batch_if(const Pred& pred, std::size_t n, std::size_t offset, Key* keys_out,
+                              std::uint64_t* values_out = nullptr, std::uint64_t* scores_out = nullptr,
+                              stream_arg stream = {}) const {
+    need(keys_out, n, "keys_out");
+    require(offset <= capacity(), "offset",
+            std::to_string(offset) + " is past the last slot (capacity " + std::to_string(capacity()) + ")");
+    detail::stream_join join(ex_, stream);
+    const std::size_t end = n > capacity() - offset ? capacity() : offset + n;
+    if (end == offset) return 0;
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    const std::size_t tiles = (end + BucketWidth - 1) / BucketWidth - offset / BucketWidth;
+    with_ref([&](const auto& r) {
+      using F = detail::cache_export_fn<std::decay_t<decltype(r)>, Pred>;
+      launch<TileSize>(ex_, tiles, simple_body<F>{F{r, pred, offset, end, time(), count.data(), keys_out, values_out, scores_out}});
+    });
+    unsigned long long got = 0;
+    count.copy_to_host(&got, 1);  // waits
+    return static_cast<std::size_t>(got);
+  }
+  /// HKV erase_if: erases every live entry for which pred(key, score) holds (see
+  /// export_batch_if); returns how many. One tile per bucket, under the bucket's lock: safe
+  /// beside other batches (an entry written meanwhile may or may not be seen).
+  template <class Pred>
+  std::size_t erase_if(const Pred& pred, stream_arg stream = {}) {
+    detail::stream_join join(ex_, stream);
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    with_ref([&](const auto& r) {
+      using F = detail::cache_erase_if_fn<std::decay_t<decltype(r)>, Pred>;
+      launch<TileSize>(ex_, buckets_, simple_body<F>{F{r, pred, time(), count.data()}});
+    });
+    unsigned long long got = 0;
+    count.copy_to_host(&got, 1);  // waits
+    return static_cast<std::size_t>(got);
+  }
+
   /// HKV insert_and_evict: insert_or_assign that reports every live entry its inserts evicted
   /// (an insert into a key's two full buckets, cuckoo moves failing or not allowed): their keys,
   /// values and scores (the design's recency word as it was; values and scores may be null) at

@@ -127,8 +127,8 @@ struct cache_compact_evictions_fn {
   }
 };
 
-/// export_batch(_if) over buckets [first, first + tiles): tile b reads bucket first + b, each
-/// lane its slots; every live (non-empty, unexpired) entry for which pred(key, score) holds is
+/// export_batch(_if) over slots [lo, hi): tile b reads bucket lo / W + b, each lane its slots in
+/// the range; every live (non-empty, unexpired) entry for which pred(key, score) holds is
 /// appended at an index drawn from `count` (keys, and values and scores where not null). A
 /// whole-table pass: run while no writer changes the cache.
 template <class Ref, class Pred>
@@ -136,7 +136,7 @@ struct cache_export_fn {
   using Key = typename Ref::key_type;
   Ref ref;
   Pred pred;
-  std::size_t first_bucket;
+  std::size_t lo, hi;
   std::uint64_t now;
   unsigned long long* count;
   Key* keys_out;
@@ -147,8 +147,8 @@ struct cache_export_fn {
     constexpr int W = Ref::bucket_width, T = Ref::tile_size;
     const std::size_t vw = ref.value_words();
     for (int i = 0; i < W / T; ++i) {
-      const std::size_t slot = (first_bucket + b) * W + static_cast<std::size_t>(i * T) + t.thread_rank();
-      if (ref.slot_empty(slot) || ref.slot_expired(slot, now)) continue;
+      const std::size_t slot = (lo / W + b) * W + static_cast<std::size_t>(i * T) + t.thread_rank();
+      if (slot < lo || slot >= hi || ref.slot_empty(slot) || ref.slot_expired(slot, now)) continue;
       const Key k = ref.slot_key(slot);
       const std::uint64_t score = ref.slot_score(slot);
       if (!pred(k, score)) continue;
