@@ -7,14 +7,20 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
+
+#include <unistd.h>
 
 #include "../common/backend.hpp"
 #include "../common/expect_invalid.hpp"
@@ -621,6 +627,173 @@ TEST(CacheHkvExport, BadArguments) {
   expect_invalid([&] { (void)c.export_batch(8, 0, nullptr); }, "keys_out");
   expect_invalid([&] { (void)c.export_batch(8, c.capacity() + 1, k.data()); }, "offset");
   EXPECT_EQ(c.export_batch(0, 0, nullptr), 0u);
+}
+
+// ---- step 5: save / load ------------------------------------------------------------------------
+std::string temp_file(const std::string& name) {
+  return ::testing::TempDir() + "warpkv_hkv_" + std::to_string(::getpid()) + "_" + name;
+}
+std::vector<char> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+}
+void write_file(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+/// A cache's entries as key -> (value bytes, expiry time), for comparing caches.
+template <class Cache>
+std::map<std::uint64_t, std::pair<std::vector<std::byte>, std::uint64_t>> contents(const Cache& c) {
+  const auto e = c.export_entries();
+  std::map<std::uint64_t, std::pair<std::vector<std::byte>, std::uint64_t>> m;
+  for (std::size_t i = 0; i < e.keys.size(); ++i) {
+    std::uint64_t w[cache_key_layout<typename Cache::key_type>::words];
+    cache_key_layout<typename Cache::key_type>::to_words(e.keys[i], w);
+    const auto* v = e.values.data() + i * c.value_stride();
+    m[cache_key_layout<typename Cache::key_type>::hash(w, 5)] = {std::vector<std::byte>(v, v + c.value_stride()), e.expires_at[i]};
+  }
+  return m;
+}
+/// Fills `c` with `n` entries of the span API (values of `value_of`), every fifth expiring at 1000.
+template <class Cache>
+void fill(Cache& c, std::size_t n, std::uint64_t first = 1) {
+  using Key = typename Cache::key_type;
+  const std::size_t words = c.value_stride() / 8;
+  std::vector<Key> keys;
+  std::vector<std::uint64_t> w(n * words), exp;
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<Key, std::uint64_t>) keys.push_back(key_of(first + i));
+    else keys.push_back(Key::from("user" + std::to_string(first + i)));
+    value_of(first + i, 3, &w[i * words], words);
+    exp.push_back(i % 5 == 0 ? 1000 : 0);
+  }
+  std::vector<std::byte> bytes(w.size() * 8);
+  std::memcpy(bytes.data(), w.data(), bytes.size());
+  std::vector<status> st(n);
+  c.set(keys, bytes, st, nullptr, exp);
+}
+
+TEST(CacheHkvSave, RoundTripsEntriesAcrossDesigns) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (int seed = 0; seed < 4; ++seed) {
+    SCOPED_TRACE(seed);
+    hkv_cache<std::uint64_t, 8> a(config_for(seed, 512, 20), ex);
+    fill(a, 300);
+    const std::string path = temp_file("roundtrip");
+    a.save(path);
+    hkv_cache<std::uint64_t, 8> b(config_for(seed + 1, 600, 20), ex);  // another design and size
+    fill(b, 50, 5000);                                                // replaced by the load
+    EXPECT_EQ(b.load(path), a.size());
+    EXPECT_EQ(contents(b), contents(a));
+    b.set_time(1000);  // expiry times travelled along
+    EXPECT_EQ(b.size(), a.size() - 60);
+    std::remove(path.c_str());
+  }
+  // byte-string keys, and an empty cache
+  hkv_cache<byte_key<32>, 8> a(config_for(0, 256, 8), ex);
+  fill(a, 100);
+  const std::string path = temp_file("bytes");
+  a.save(path);
+  hkv_cache<byte_key<32>, 8> b(config_for(2, 256, 8), ex);
+  EXPECT_EQ(b.load(path), 100u);
+  EXPECT_EQ(contents(b), contents(a));
+  a.clear();
+  a.save(path);
+  EXPECT_EQ(b.load(path), 0u);
+  EXPECT_EQ(b.size(), 0u);
+  std::remove(path.c_str());
+}
+
+// A two-bucket lru cache is exact LRU: loading 20 entries into its 8 slots keeps the 8 the saver
+// used last (entries go in by ascending saved score).
+TEST(CacheHkvSave, LoadKeepsTheRecencyOrder) {
+  WARPKV_TEST_EXECUTION(ex0);
+  execution ex = ex0;
+  ex.host_tiles = 1;  // one tile: the load batch runs in order
+  kv_cache<std::uint64_t, 4, 4> a(cache_config{64, 8}, ex);
+  std::vector<std::uint64_t> keys, values;
+  for (std::uint64_t id = 1; id <= 20; ++id) {
+    keys.push_back(key_of(id));
+    values.push_back(id);
+  }
+  auto d_keys = on(ex, keys);
+  auto d_values = on(ex, values);
+  a.insert_or_assign(20, d_keys.data(), d_values.data());
+  // use keys 3, 7, 11, ..., 19 and 0 again: they are the most recent
+  std::vector<std::uint64_t> hot{keys[3], keys[7], keys[11], keys[15], keys[19], keys[0], keys[2], keys[4]};
+  for (const std::uint64_t k : hot) {
+    auto d = on(ex, std::vector<std::uint64_t>{k});
+    buffer<std::uint64_t> out(1, ex);
+    a.find(1, d.data(), out.data());
+  }
+  const std::string path = temp_file("recency");
+  a.save(path);
+  kv_cache<std::uint64_t, 4, 4> b(cache_config{8, 8}, ex);
+  ASSERT_EQ(b.capacity(), 8u);
+  EXPECT_EQ(b.load(path), 20u);
+  const auto e = b.export_entries();
+  EXPECT_EQ(std::set<std::uint64_t>(e.keys.begin(), e.keys.end()), std::set<std::uint64_t>(hot.begin(), hot.end()));
+  std::remove(path.c_str());
+}
+
+TEST(CacheHkvSave, BadFilesAreNamedAndChangeNothing) {
+  WARPKV_TEST_EXECUTION(ex);
+  hkv_cache<std::uint64_t, 8> a(config_for(0, 256, 24), ex);
+  fill(a, 100);
+  const std::string good = temp_file("good"), bad = temp_file("bad");
+  a.save(good);
+  const std::vector<char> image = read_file(good);
+  ASSERT_EQ(image.size(), 48u + 100u * (8 + 24 + 16) + 8u);
+  hkv_cache<std::uint64_t, 8> c(config_for(1, 256, 24), ex);
+  fill(c, 40, 7000);
+  const auto before = contents(c);
+  auto expect_refused = [&](auto&& load, const std::string& problem) {
+    SCOPED_TRACE(problem);
+    try {
+      load();
+      ADD_FAILURE() << "no error";
+    } catch (const error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument);
+      EXPECT_NE(std::string(e.what()).find("'path'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(contents(c), before) << "a refused load changed the cache";
+  };
+  auto with = [&](std::vector<char> bytes, const std::string& problem) {
+    write_file(bad, bytes);
+    expect_refused([&] { c.load(bad); }, problem);
+  };
+  expect_refused([&] { c.load(temp_file("missing")); }, "cannot open");
+  std::vector<char> b = image;
+  b[0] = 'X';
+  with(b, "bad magic");
+  b = image;
+  b[8] = 2;
+  with(b, "unsupported version 2");
+  with(std::vector<char>(image.begin(), image.end() - 20), "truncated");
+  with(std::vector<char>(image.begin(), image.begin() + 30), "truncated");
+  with({}, "truncated");
+  b = image;
+  b.insert(b.end() - 8, 48, 0);  // one entry more than the header says
+  with(b, "trailing bytes");
+  b = image;
+  b[48 + 8 + 3] ^= 1;  // a bit of the first entry's value
+  with(b, "checksum mismatch");
+  b = image;
+  b[b.size() - 1] ^= 1;  // the checksum itself
+  with(b, "checksum mismatch");
+  b = image;
+  b[41] = 1;  // a count of 356: more than the file holds
+  with(b, "truncated");
+  hkv_cache<std::uint64_t, 8> wide(config_for(0, 256, 32), ex);
+  expect_refused([&] { wide.load(good); }, "value size mismatch");
+  hkv_cache<byte_key<32>, 8> bytes(config_for(0, 256, 24), ex);
+  expect_refused([&] { bytes.load(good); }, "key size mismatch");
+  // the good file still loads
+  EXPECT_EQ(c.load(good), 100u);
+  EXPECT_EQ(contents(c), contents(a));
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
 }
 
 }  // namespace

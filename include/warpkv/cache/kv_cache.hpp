@@ -58,6 +58,7 @@
 #include "warpkv/cache/cache_design.hpp"
 #include "warpkv/cache/cache_keys.hpp"
 #include "warpkv/cache/cache_ref.hpp"
+#include "warpkv/cache/detail/cache_file.hpp"
 #include "warpkv/cache/detail/cache_passes.hpp"
 #include "warpkv/cache/detail/hkv_passes.hpp"
 #include "warpkv/core/batch.hpp"
@@ -260,6 +261,7 @@ class kv_cache {
     std::vector<Key> keys;
     std::vector<std::byte> values;             ///< keys.size() x value_stride()
     std::vector<std::uint64_t> expires_at;     ///< 0 = never
+    std::vector<std::uint64_t> scores;         ///< the design's recency words (import_entries ignores them)
   };
   /// Every live entry (for persistence and warm restart). Not concurrently with other operations.
   [[nodiscard]] entries export_entries() const {
@@ -269,10 +271,10 @@ class kv_cache {
     count.copy_from_host(&zero, 1);
     buffer<Key> k(slots, ex_);
     buffer<std::uint64_t> v(slots * value_words_, ex_);
-    buffer<std::uint64_t> e(slots, ex_);
+    buffer<std::uint64_t> e(slots, ex_), sc(slots, ex_);
     with_ref([&](const auto& r) {
       detail::for_each_index(ex_, slots, detail::cache_collect_fn<std::decay_t<decltype(r)>>{r, time(), count.data(), k.data(),
-                                                                                                v.data(), e.data()});
+                                                                                                v.data(), e.data(), sc.data()});
     });
     unsigned long long n = 0;
     count.copy_to_host(&n, 1);
@@ -283,6 +285,8 @@ class kv_cache {
     k.copy_to_host(out.keys.data(), n);
     v.copy_to_host(words.data(), words.size());
     e.copy_to_host(out.expires_at.data(), n);
+    out.scores.resize(n);
+    sc.copy_to_host(out.scores.data(), n);
     out.values.resize(words.size() * 8);
     if (!words.empty()) std::memcpy(out.values.data(), words.data(), out.values.size());
     return out;
@@ -378,6 +382,91 @@ class kv_cache {
     return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
       return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now};
     });
+  }
+
+  /// HKV save: writes every live entry (key, value, score, expiry time) to `path` in the
+  /// versioned format of detail/cache_file.hpp (docs/design/cache.md, "The save file"), through
+  /// path + ".tmp" renamed over `path` (a failed save leaves the file that was there). A
+  /// whole-table pass: call it while no writer runs. Throws errc::invalid_argument naming the
+  /// path when it cannot be written.
+  void save(const std::string& path, stream_arg stream = {}) const {
+    detail::stream_join join(ex_, stream);
+    const entries e = export_entries();
+    namespace cf = detail::cache_file;
+    cf::header h;
+    h.key_bytes = static_cast<std::uint32_t>(cache_key_layout<Key>::words * 8);
+    h.value_bytes = static_cast<std::uint32_t>(cfg_.value_bytes);
+    h.value_stride = static_cast<std::uint32_t>(value_stride());
+    h.eviction = static_cast<std::uint8_t>(cfg_.eviction);
+    h.sync = static_cast<std::uint8_t>(cfg_.sync);
+    h.layout = static_cast<std::uint8_t>(cfg_.layout);
+    h.key_digests = cfg_.key_digests ? 1 : 0;
+    h.bucket_width = BucketWidth;
+    h.capacity = capacity();
+    h.count = e.keys.size();
+    std::vector<std::byte> image = cf::begin_image(h);
+    for (std::size_t i = 0; i < e.keys.size(); ++i) {
+      std::byte* at = cf::entry_at(image, h, i);
+      std::uint64_t w[cache_key_layout<Key>::words];
+      cache_key_layout<Key>::to_words(e.keys[i], w);
+      std::memcpy(at, w, h.key_bytes);
+      std::memcpy(at + h.key_bytes, e.values.data() + i * value_stride(), value_stride());
+      std::memcpy(at + h.key_bytes + value_stride(), &e.scores[i], 8);
+      std::memcpy(at + h.key_bytes + value_stride() + 8, &e.expires_at[i], 8);
+    }
+    cf::seal(image);
+    cf::write_all(path, image);
+  }
+  /// HKV load: replaces the cache's entries by the file's (a snapshot restore), returns how many
+  /// the file held. The file is read and checked whole first: a missing, bad (magic, version,
+  /// key or value size), truncated or corrupted (checksum) file throws errc::invalid_argument
+  /// naming the path and the problem, and the cache is unchanged; the device arrays are
+  /// allocated before the cache is cleared (strong guarantee, also for allocation failures).
+  /// Entries are inserted in ascending order of their saved scores, so the recency order is
+  /// kept (the scores themselves are the loading cache's own stamps); expiry times are kept. A
+  /// cache too small for them keeps the most recent by its eviction policy. A whole-table
+  /// pass: call it while no other operation runs. The design may differ from the saver's.
+  std::size_t load(const std::string& path, stream_arg stream = {}) {
+    namespace cf = detail::cache_file;
+    const std::vector<std::byte> image = cf::read_all(path);
+    const cf::header h = cf::decode(image, path, static_cast<std::uint32_t>(cache_key_layout<Key>::words * 8),
+                                    static_cast<std::uint32_t>(cfg_.value_bytes));
+    const std::size_t n = static_cast<std::size_t>(h.count);
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    auto score_of = [&](std::size_t i) {
+      std::uint64_t s = 0;
+      std::memcpy(&s, cf::entry_at(image, h, i) + h.key_bytes + h.value_stride, 8);
+      return s;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score_of(a) < score_of(b); });
+    std::vector<Key> keys(n);
+    std::vector<std::uint64_t> values(n * value_words_), expires(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::byte* at = cf::entry_at(image, h, order[j]);
+      std::uint64_t w[cache_key_layout<Key>::words];
+      std::memcpy(w, at, h.key_bytes);
+      keys[j] = cache_key_layout<Key>::from_words(w);
+      require(cache_key_layout<Key>::valid(keys[j]), "path", "cannot load " + path + ": entry " + std::to_string(order[j]) +
+                                                                 " holds an invalid key");
+      std::memcpy(values.data() + j * value_words_, at + h.key_bytes, h.value_stride);
+      std::memcpy(&expires[j], at + h.key_bytes + h.value_stride + 8, 8);
+    }
+    detail::stream_join join(ex_, stream);
+    // everything that can fail is done before the cache changes
+    buffer<Key> d_keys(n, ex_);
+    buffer<std::uint64_t> d_values(n * value_words_, ex_), d_expires(n, ex_);
+    buffer<status> d_status(n, ex_);
+    d_keys.copy_from_host(keys.data(), n);
+    d_values.copy_from_host(values.data(), values.size());
+    d_expires.copy_from_host(expires.data(), n);
+    clear();
+    // a host backend of one tile runs the batch in order (oldest first); concurrent tiles
+    // approximate it, as any batch's recency order does
+    queue_batch(ex_, n, nullptr, cache_op::set, d_keys.data(), d_values.data(), nullptr, d_status.data(), d_expires.data(),
+                nullptr);
+    synchronize(ex_);
+    return n;
   }
 
   /// HKV export_batch: the live entries among slots [offset, offset + n) (clipped to

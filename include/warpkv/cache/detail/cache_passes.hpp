@@ -266,6 +266,7 @@ struct cache_collect_fn {
   Key* keys_out = nullptr;
   std::uint64_t* values_out = nullptr;
   std::uint64_t* expires_out = nullptr;
+  std::uint64_t* scores_out = nullptr;  ///< may be null (save: the slots' recency words)
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
     if (ref.slot_empty(i) || ref.slot_expired(i, now)) return;
@@ -276,6 +277,7 @@ struct cache_collect_fn {
     const std::uint64_t* v = ref.slot_value(i);
     for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = v[j];
     expires_out[at] = ref.storage().expires[i];
+    if (scores_out != nullptr) scores_out[at] = ref.slot_score(i);
   }
 };
 
