@@ -72,6 +72,23 @@ cache_config config_for(int seed, std::size_t capacity, std::size_t value_bytes)
   return cfg;
 }
 
+/// A batch of n distinct keys of ids [1, range], each with the next version and its value.
+struct batch_of_keys {
+  std::vector<std::uint64_t> keys, versions, values;
+};
+batch_of_keys distinct_batch(std::mt19937_64& rng, std::size_t n, std::size_t range, std::size_t words,
+                             std::uint64_t& version) {
+  std::set<std::uint64_t> pick;
+  while (pick.size() < n) pick.insert(key_of(1 + rng() % range));
+  batch_of_keys b{std::vector<std::uint64_t>(pick.begin(), pick.end()), std::vector<std::uint64_t>(n),
+                  std::vector<std::uint64_t>(n * words)};
+  for (std::size_t i = 0; i < n; ++i) {
+    b.versions[i] = version++;
+    value_of(b.keys[i], b.versions[i], &b.values[i * words], words);
+  }
+  return b;
+}
+
 // ---- step 1: the names over the existing operations --------------------------------------------
 // A cache loaded to at most a quarter (no eviction: size() is checked against the model after
 // every batch), batches of distinct keys, each batch one call.
@@ -86,15 +103,8 @@ TEST(CacheHkvNames, MatchASequentialModel) {
     std::map<std::uint64_t, std::uint64_t> model;  // key -> version
     std::uint64_t version = 1;
     for (int b = 0; b < 60; ++b) {
-      std::set<std::uint64_t> pick;
       const std::size_t n = 1 + rng() % 100;
-      while (pick.size() < n) pick.insert(key_of(1 + rng() % key_range));
-      const std::vector<std::uint64_t> keys(pick.begin(), pick.end());
-      std::vector<std::uint64_t> versions(n), values(n * words);
-      for (std::size_t i = 0; i < n; ++i) {
-        versions[i] = version++;
-        value_of(keys[i], versions[i], &values[i * words], words);
-      }
+      const auto [keys, versions, values] = distinct_batch(rng, n, key_range, words, version);
       auto d_keys = on(ex, keys);
       auto d_values = on(ex, values);
       buffer<status> d_st(n, ex);
@@ -306,15 +316,8 @@ TEST(CacheHkvAssign, UpdatesOnlyPresentKeys) {
     std::map<std::uint64_t, std::uint64_t> model;
     std::uint64_t version = 1;
     for (int b = 0; b < 30; ++b) {
-      std::set<std::uint64_t> pick;
       const std::size_t n = 1 + rng() % 80;
-      while (pick.size() < n) pick.insert(key_of(1 + rng() % 200));
-      const std::vector<std::uint64_t> keys(pick.begin(), pick.end());
-      std::vector<std::uint64_t> versions(n), values(n * words);
-      for (std::size_t i = 0; i < n; ++i) {
-        versions[i] = version++;
-        value_of(keys[i], versions[i], &values[i * words], words);
-      }
+      const auto [keys, versions, values] = distinct_batch(rng, n, 200, words, version);
       auto d_keys = on(ex, keys);
       auto d_values = on(ex, values);
       buffer<status> d_st(n, ex);

@@ -316,7 +316,8 @@ class kv_cache {
     return resident(n, cache_op::set, keys, values, nullptr, statuses, nullptr);
   }
   /// HKV find = get: found (value in values_out, recency refreshed) | not_found (values_out
-  /// left as it was). founds[i] = (statuses[i] == found).
+  /// left as it was, unless a writer of the key raced the read: an optimistic read that saw the
+  /// key and retried may have copied words out). founds[i] = (statuses[i] == found).
   batch_summary find(std::size_t n, const Key* keys, std::uint64_t* values_out, bool* founds = nullptr,
                      status* statuses = nullptr, stream_arg stream = {}) {
     need(keys, n, "keys");
