@@ -25,6 +25,7 @@
 // a batch base plus the operation's index) and `now` is compared with entries' expiry times.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "warpkv/cache/cache_design.hpp"
 #include "warpkv/cache/cache_keys.hpp"
@@ -190,10 +191,103 @@ class cache_ref {
     return st;
   }
 
+  // ---- HierarchicalKV's update-only and accumulate operations (their own kernels) -----------
+  /// Update only (HKV's assign): when k holds a live entry, its value (unless `value` is null)
+  /// and its score (the design's recency word: `score` when not null, else as a write stores
+  /// it) are replaced, its expiry time kept: assigned. Otherwise nothing changes: not_found.
+  /// Linearizes at the even version store of the slot (under both bucket locks).
+  template <class Tile>
+  WARPKV_HD status assign(const Tile& t, const Key& k, const std::uint64_t* value, const std::uint64_t* score,
+                          cache_clock c) const {
+    if (!layout::valid(k)) return status::invalid_key;
+    const bucket_pair p = pair_of(k);
+    v_.lock_pair(t, p);
+    const scan_result r = locked_scan(t, k, p, c);
+    status st = status::not_found;
+    if (r.hit != npos && !r.hit_expired) {
+      const std::uint64_t expires = detail::load_word(v_.s.expires[r.hit]);
+      write_slot(t, r.hit, nullptr, value, expires, score != nullptr ? *score : eviction_policy::written_stamp(c));
+      st = status::assigned;
+    }
+    v_.unlock_pair(t, p);
+    return st;
+  }
+
+  /// Accumulate or insert (HKV's accum_or_assign for vectors of T, T float or double): a live
+  /// entry of k gets `delta` added element-wise to its value (value words read as T[]): assigned;
+  /// an absent key is inserted with `delta` as its value (as set, evicting when it must):
+  /// inserted. The accumulation is one write window under both bucket locks; when the key is
+  /// absent the locks are released and the insert runs as `add`, which finds a key inserted
+  /// meanwhile (then the accumulation is tried again): no delta is lost or applied twice.
+  template <class T, class Tile>
+  WARPKV_HD status accum_or_insert(const Tile& t, const Key& k, const std::uint64_t* delta, cache_clock c,
+                                   cache_eviction<Key> ev = {}) const {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "accumulated elements are 4 or 8 bytes");
+    if (!layout::valid(k)) return status::invalid_key;
+    const bucket_pair p = pair_of(k);
+    for (;;) {
+      v_.lock_pair(t, p);
+      const scan_result r = locked_scan(t, k, p, c);
+      if (r.hit != npos && !r.hit_expired) {
+        const std::uint32_t ver = sync_policy::open(v_, t, r.hit);
+        for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize) {
+          T a[8 / sizeof(T)], b[8 / sizeof(T)];
+          const std::uint64_t old = detail::load_word(v_.value_at(r.hit)[j]), d = delta[j];
+          memcpy(a, &old, 8);
+          memcpy(b, &d, 8);
+          for (std::size_t e = 0; e < 8 / sizeof(T); ++e) a[e] += b[e];
+          std::uint64_t sum = 0;
+          memcpy(&sum, a, 8);
+          detail::store_word(v_.value_at(r.hit)[j], sum);
+        }
+        if (t.thread_rank() == 0) detail::store_word(v_.s.stamps[r.hit], eviction_policy::written_stamp(c));
+        sync_policy::close(v_, t, r.hit, ver);
+        v_.unlock_pair(t, p);
+        return status::assigned;
+      }
+      v_.unlock_pair(t, p);
+      const status s = write_op<cache_pass::complete>(t, k, mode::add, cache_write_operands<Key>{delta, 0, nullptr, c, ev});
+      if (s != status::found) return s;  // inserted; `found`: inserted by another meanwhile, accumulate
+    }
+  }
+
+  /// Erases the live entries of bucket b for which pred(key, score) holds (score: the slot's
+  /// recency word), under b's lock (every writer of a slot of b holds it, a cuckoo move too):
+  /// returns how many, the same on every lane. Expired entries are dropped whatever pred says
+  /// (they read as absent) and not counted.
+  template <class Tile, class Pred>
+  WARPKV_HD std::uint32_t erase_in_bucket_if(const Tile& t, std::size_t b, const Pred& pred, std::uint64_t now) const {
+    if (t.thread_rank() == 0) detail::lock_bucket(v_.s.locks[b]);
+    t.sync();
+    std::uint32_t erased = 0;
+    for (int i = 0; i < per_lane; ++i) {
+      const std::size_t mine = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
+      bool drop = false, live = false;
+      if (!v_.slot_empty(mine)) {
+        live = !v_.slot_expired(mine, now);
+        drop = !live || pred(slot_key(mine), detail::load_word(v_.s.stamps[mine]));
+      }
+      // the tile clears each chosen slot together (a write window is a tile's)
+      for (std::uint32_t mask = t.ballot(drop); mask != 0; mask &= mask - 1) {
+        const unsigned lane = static_cast<unsigned>(lowest_lane(mask));
+        clear_slot(t, b * BucketWidth + static_cast<std::size_t>(i * TileSize) + lane);
+        v_.count_occupied(t, b * BucketWidth, ~0ull);
+      }
+      erased += static_cast<std::uint32_t>(popcount32(t.ballot(drop && live)));
+    }
+    t.sync();
+    if (t.thread_rank() == 0) detail::unlock_bucket(v_.s.locks[b]);
+    return erased;
+  }
+
   // ---- slot access for whole-table passes (between batches) --------------------------------
   WARPKV_HD bool slot_empty(std::size_t slot) const { return v_.slot_empty(slot); }
   WARPKV_HD bool slot_expired(std::size_t slot, std::uint64_t now) const { return v_.slot_expired(slot, now); }
   WARPKV_HD const std::uint64_t* slot_value(std::size_t slot) const { return v_.value_at(slot); }
+  /// The slot's score: the design's recency word (lru, random: the stamp of its last write or
+  /// refreshing hit; clock: the reference bit).
+  WARPKV_HD std::uint64_t slot_score(std::size_t slot) const { return detail::load_word(v_.s.stamps[slot]); }
+  WARPKV_HD std::uint64_t slot_expires(std::size_t slot) const { return detail::load_word(v_.s.expires[slot]); }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads.
   WARPKV_HD std::size_t occupied_slots() const { return v_.occupied_slots(); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
@@ -387,6 +481,10 @@ class cache_ref {
         if (t.thread_rank() == 0) {
           if (ops.ev_key() != nullptr) *ops.ev_key() = slot_key(target);
           if (ops.ev_flag() != nullptr) *ops.ev_flag() = 1;
+          // the evicted entry's score (insert_and_evict's operands only: a compile-time path,
+          // absent from the batch write phase's hot kernels)
+          if constexpr (requires { ops.ev_score(); })
+            if (ops.ev_score() != nullptr) *ops.ev_score() = detail::load_word(v_.s.stamps[target]);
         }
         if (ops.ev_value() != nullptr) v_.copy_value(t, target, ops.ev_value());
       }

@@ -58,12 +58,15 @@
 #include "warpkv/cache/cache_design.hpp"
 #include "warpkv/cache/cache_keys.hpp"
 #include "warpkv/cache/cache_ref.hpp"
+#include "warpkv/cache/detail/cache_file.hpp"
 #include "warpkv/cache/detail/cache_passes.hpp"
+#include "warpkv/cache/detail/hkv_passes.hpp"
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/error.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
+#include "warpkv/core/stream_order.hpp"
 #include "warpkv/core/table_passes.hpp"
 
 namespace warpkv {
@@ -258,6 +261,7 @@ class kv_cache {
     std::vector<Key> keys;
     std::vector<std::byte> values;             ///< keys.size() x value_stride()
     std::vector<std::uint64_t> expires_at;     ///< 0 = never
+    std::vector<std::uint64_t> scores;         ///< the design's recency words (import_entries ignores them)
   };
   /// Every live entry (for persistence and warm restart). Not concurrently with other operations.
   [[nodiscard]] entries export_entries() const {
@@ -267,10 +271,10 @@ class kv_cache {
     count.copy_from_host(&zero, 1);
     buffer<Key> k(slots, ex_);
     buffer<std::uint64_t> v(slots * value_words_, ex_);
-    buffer<std::uint64_t> e(slots, ex_);
+    buffer<std::uint64_t> e(slots, ex_), sc(slots, ex_);
     with_ref([&](const auto& r) {
       detail::for_each_index(ex_, slots, detail::cache_collect_fn<std::decay_t<decltype(r)>>{r, time(), count.data(), k.data(),
-                                                                                                v.data(), e.data()});
+                                                                                                v.data(), e.data(), sc.data()});
     });
     unsigned long long n = 0;
     count.copy_to_host(&n, 1);
@@ -281,6 +285,8 @@ class kv_cache {
     k.copy_to_host(out.keys.data(), n);
     v.copy_to_host(words.data(), words.size());
     e.copy_to_host(out.expires_at.data(), n);
+    out.scores.resize(n);
+    sc.copy_to_host(out.scores.data(), n);
     out.values.resize(words.size() * 8);
     if (!words.empty()) std::memcpy(out.values.data(), words.data(), out.values.size());
     return out;
@@ -292,7 +298,315 @@ class kv_cache {
     return st;
   }
 
+  // ---- HierarchicalKV's names (docs/design/cache.md, "HierarchicalKV's API") ---------------
+  // Arrays in the backend's memory (device pointers on the GPU, host pointers on the host
+  // backend), HKV's argument order (n first); values are value_words() = value_stride() / 8
+  // words each. `stream`: the caller's stream (empty: the cache's own); the batch runs on the
+  // cache's stream ordered after the work queued on it, and it is left ordered after the batch
+  // (core/stream_order.hpp). Each call waits for its batch and returns its status counts.
+  // `statuses` (n, optional) and `founds` (n, optional) receive each operation's result. An
+  // array that a call needs may not be null when n > 0 (errc::invalid_argument naming it).
+
+  /// HKV insert_or_assign = set: inserted | assigned (evicting when both buckets are full).
+  batch_summary insert_or_assign(std::size_t n, const Key* keys, const std::uint64_t* values, status* statuses = nullptr,
+                                 stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::set, keys, values, nullptr, statuses, nullptr);
+  }
+  /// HKV find = get: found (value in values_out, recency refreshed) | not_found (values_out
+  /// left as it was, unless a writer of the key raced the read: an optimistic read that saw the
+  /// key and retried may have copied words out). founds[i] = (statuses[i] == found).
+  batch_summary find(std::size_t n, const Key* keys, std::uint64_t* values_out, bool* founds = nullptr,
+                     status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values_out, n, "values_out");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::get, keys, nullptr, values_out, statuses, founds);
+  }
+  /// HKV find_or_insert = get_or_set with `values` in and out: on entry the values to insert,
+  /// on return the stored value of every key (found: the cached one; inserted: the given one).
+  /// The inputs are copied first (a read may write values_out before it retries).
+  batch_summary find_or_insert(std::size_t n, const Key* keys, std::uint64_t* values, bool* founds = nullptr,
+                               status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    detail::stream_join join(ex_, stream);
+    if (n == 0) return {};
+    buffer<std::uint64_t> in(n * value_words_, ex_);
+    detail::for_each_index(ex_, in.size(), detail::copy_words_fn{values, in.data()});
+    return resident(n, cache_op::get_or_set, keys, in.data(), values, statuses, founds);
+  }
+  /// HKV contains: found | not_found, without refreshing recency.
+  batch_summary contains(std::size_t n, const Key* keys, bool* founds, status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(founds, n, "founds");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::contains, keys, nullptr, nullptr, statuses, founds);
+  }
+  /// HKV erase: erased | not_found.
+  batch_summary erase(std::size_t n, const Key* keys, status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    detail::stream_join join(ex_, stream);
+    return resident(n, cache_op::erase, keys, nullptr, nullptr, statuses, nullptr);
+  }
+  /// HKV assign: update only, never inserts. A live entry of keys[i] gets values[i] (values
+  /// null: its value is kept) and scores[i] as its score (scores null: the recency word a write
+  /// stores), its expiry time kept: assigned; an absent or expired key: not_found, nothing
+  /// changes. HKV's assign_scores is assign(n, keys, nullptr, scores). A score is the design's
+  /// recency word (lru, random: a stamp, smaller evicted first; clock: the reference bit).
+  batch_summary assign(std::size_t n, const Key* keys, const std::uint64_t* values, const std::uint64_t* scores = nullptr,
+                       status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    require(n == 0 || values != nullptr || scores != nullptr, "values", "values and scores both null: nothing to assign");
+    detail::stream_join join(ex_, stream);
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
+      return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now};
+    });
+  }
+  /// HKV accum_or_assign for values that are vectors of T (float or double: value_bytes a
+  /// multiple of sizeof(T)): a live entry of keys[i] gets deltas[i] added element-wise:
+  /// assigned; an absent key is inserted with deltas[i] as its value (evicting as set does):
+  /// inserted. Per key linearizable (the accumulation under the key's bucket locks; an insert
+  /// that finds the key inserted meanwhile accumulates instead), so racing calls lose no delta.
+  template <class T = float>
+  batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* deltas, status* statuses = nullptr,
+                                stream_arg stream = {}) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "accum_or_assign: T is float or double");
+    need(keys, n, "keys");
+    need(deltas, n, "deltas");
+    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
+            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
+                std::to_string(cfg_.value_bytes) + " is not a multiple");
+    detail::stream_join join(ex_, stream);
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
+      return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now};
+    });
+  }
+
+  /// HKV save: writes every live entry (key, value, score, expiry time) to `path` in the
+  /// versioned format of detail/cache_file.hpp (docs/design/cache.md, "The save file"), through
+  /// path + ".tmp" renamed over `path` (a failed save leaves the file that was there). A
+  /// whole-table pass: call it while no writer runs. Throws errc::invalid_argument naming the
+  /// path when it cannot be written.
+  void save(const std::string& path, stream_arg stream = {}) const {
+    detail::stream_join join(ex_, stream);
+    const entries e = export_entries();
+    namespace cf = detail::cache_file;
+    cf::header h;
+    h.key_bytes = static_cast<std::uint32_t>(cache_key_layout<Key>::words * 8);
+    h.value_bytes = static_cast<std::uint32_t>(cfg_.value_bytes);
+    h.value_stride = static_cast<std::uint32_t>(value_stride());
+    h.eviction = static_cast<std::uint8_t>(cfg_.eviction);
+    h.sync = static_cast<std::uint8_t>(cfg_.sync);
+    h.layout = static_cast<std::uint8_t>(cfg_.layout);
+    h.key_digests = cfg_.key_digests ? 1 : 0;
+    h.bucket_width = BucketWidth;
+    h.capacity = capacity();
+    h.count = e.keys.size();
+    std::vector<std::byte> image = cf::begin_image(h);
+    for (std::size_t i = 0; i < e.keys.size(); ++i) {
+      std::byte* at = cf::entry_at(image, h, i);
+      std::uint64_t w[cache_key_layout<Key>::words];
+      cache_key_layout<Key>::to_words(e.keys[i], w);
+      std::memcpy(at, w, h.key_bytes);
+      std::memcpy(at + h.key_bytes, e.values.data() + i * value_stride(), value_stride());
+      std::memcpy(at + h.key_bytes + value_stride(), &e.scores[i], 8);
+      std::memcpy(at + h.key_bytes + value_stride() + 8, &e.expires_at[i], 8);
+    }
+    cf::seal(image);
+    cf::write_all(path, image);
+  }
+  /// HKV load: replaces the cache's entries by the file's (a snapshot restore), returns how many
+  /// the file held. The file is read and checked whole first: a missing, bad (magic, version,
+  /// key or value size), truncated or corrupted (checksum) file throws errc::invalid_argument
+  /// naming the path and the problem, and the cache is unchanged; the device arrays are
+  /// allocated before the cache is cleared (strong guarantee, also for allocation failures).
+  /// Entries are inserted in ascending order of their saved scores, so the recency order is
+  /// kept (the scores themselves are the loading cache's own stamps); expiry times are kept. A
+  /// cache too small for them keeps the most recent by its eviction policy. A whole-table
+  /// pass: call it while no other operation runs. The design may differ from the saver's.
+  std::size_t load(const std::string& path, stream_arg stream = {}) {
+    namespace cf = detail::cache_file;
+    const std::vector<std::byte> image = cf::read_all(path);
+    const cf::header h = cf::decode(image, path, static_cast<std::uint32_t>(cache_key_layout<Key>::words * 8),
+                                    static_cast<std::uint32_t>(cfg_.value_bytes));
+    const std::size_t n = static_cast<std::size_t>(h.count);
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    auto score_of = [&](std::size_t i) {
+      std::uint64_t s = 0;
+      std::memcpy(&s, cf::entry_at(image, h, i) + h.key_bytes + h.value_stride, 8);
+      return s;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score_of(a) < score_of(b); });
+    std::vector<Key> keys(n);
+    std::vector<std::uint64_t> values(n * value_words_), expires(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::byte* at = cf::entry_at(image, h, order[j]);
+      std::uint64_t w[cache_key_layout<Key>::words];
+      std::memcpy(w, at, h.key_bytes);
+      keys[j] = cache_key_layout<Key>::from_words(w);
+      require(cache_key_layout<Key>::valid(keys[j]), "path", "cannot load " + path + ": entry " + std::to_string(order[j]) +
+                                                                 " holds an invalid key");
+      std::memcpy(values.data() + j * value_words_, at + h.key_bytes, h.value_stride);
+      std::memcpy(&expires[j], at + h.key_bytes + h.value_stride + 8, 8);
+    }
+    detail::stream_join join(ex_, stream);
+    // everything that can fail is done before the cache changes
+    buffer<Key> d_keys(n, ex_);
+    buffer<std::uint64_t> d_values(n * value_words_, ex_), d_expires(n, ex_);
+    buffer<status> d_status(n, ex_);
+    d_keys.copy_from_host(keys.data(), n);
+    d_values.copy_from_host(values.data(), values.size());
+    d_expires.copy_from_host(expires.data(), n);
+    clear();
+    // a host backend of one tile runs the batch in order (oldest first); concurrent tiles
+    // approximate it, as any batch's recency order does
+    queue_batch(ex_, n, nullptr, cache_op::set, d_keys.data(), d_values.data(), nullptr, d_status.data(), d_expires.data(),
+                nullptr);
+    synchronize(ex_);
+    return n;
+  }
+
+  /// HKV export_batch: the live entries among slots [offset, offset + n) (clipped to
+  /// capacity()): their keys, values (may be null) and scores (may be null) at the front of the
+  /// outputs (room for n each), in no particular order; returns how many. Paging offset = 0, n,
+  /// 2n, ... up to capacity() visits every slot once: one kernel of a tile per bucket over the
+  /// range, on the device. A whole-table read: while writers run it sees each slot at some
+  /// instant of the call (no torn value, no snapshot: an entry moving between buckets may be
+  /// seen twice or missed); alone it is exact.
+  std::size_t export_batch(std::size_t n, std::size_t offset, Key* keys_out, std::uint64_t* values_out = nullptr,
+                           std::uint64_t* scores_out = nullptr, stream_arg stream = {}) const {
+    return export_batch_if(cache_all_entries{}, n, offset, keys_out, values_out, scores_out, stream);
+  }
+  /// HKV export_batch_if: export_batch of the entries for which pred(key, score) holds. `pred`
+  /// is a trivially copyable functor callable on the device (WARPKV_HD), e.g.
+  /// cache_score_below{t} or cache_score_at_least{t} (detail/hkv_passes.hpp); HKV's pattern and
+  /// threshold are its members.
+  template <class Pred>
+  std::size_t export_batch_if(const Pred& pred, std::size_t n, std::size_t offset, Key* keys_out,
+                              std::uint64_t* values_out = nullptr, std::uint64_t* scores_out = nullptr,
+                              stream_arg stream = {}) const {
+    need(keys_out, n, "keys_out");
+    require(offset <= capacity(), "offset",
+            std::to_string(offset) + " is past the last slot (capacity " + std::to_string(capacity()) + ")");
+    detail::stream_join join(ex_, stream);
+    const std::size_t end = n > capacity() - offset ? capacity() : offset + n;
+    if (end == offset) return 0;
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    const std::size_t tiles = (end + BucketWidth - 1) / BucketWidth - offset / BucketWidth;
+    with_ref([&](const auto& r) {
+      using F = detail::cache_export_fn<std::decay_t<decltype(r)>, Pred>;
+      launch<TileSize>(ex_, tiles, simple_body<F>{F{r, pred, offset, end, time(), count.data(), keys_out, values_out, scores_out}});
+    });
+    unsigned long long got = 0;
+    count.copy_to_host(&got, 1);  // waits
+    return static_cast<std::size_t>(got);
+  }
+  /// HKV erase_if: erases every live entry for which pred(key, score) holds (see
+  /// export_batch_if); returns how many. One tile per bucket, under the bucket's lock: safe
+  /// beside other batches (an entry written meanwhile may or may not be seen).
+  template <class Pred>
+  std::size_t erase_if(const Pred& pred, stream_arg stream = {}) {
+    detail::stream_join join(ex_, stream);
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    with_ref([&](const auto& r) {
+      using F = detail::cache_erase_if_fn<std::decay_t<decltype(r)>, Pred>;
+      launch<TileSize>(ex_, buckets_, simple_body<F>{F{r, pred, time(), count.data()}});
+    });
+    unsigned long long got = 0;
+    count.copy_to_host(&got, 1);  // waits
+    return static_cast<std::size_t>(got);
+  }
+
+  /// HKV insert_and_evict: insert_or_assign that reports every live entry its inserts evicted
+  /// (an insert into a key's two full buckets, cuckoo moves failing or not allowed): their keys,
+  /// values and scores (the design's recency word as it was; values and scores may be null) at
+  /// the front of evicted_keys / evicted_values / evicted_scores (room for n each, the most one
+  /// batch can evict), in no particular order; returns how many. An entry inserted and evicted
+  /// by the same batch is reported too: after the call, the cache's entries and the reported
+  /// ones are together every key the cache held before or was given, each once (expired
+  /// entries, which read as absent, are replaced without a report).
+  std::size_t insert_and_evict(std::size_t n, const Key* keys, const std::uint64_t* values, Key* evicted_keys,
+                               std::uint64_t* evicted_values = nullptr, std::uint64_t* evicted_scores = nullptr,
+                               status* statuses = nullptr, stream_arg stream = {}) {
+    need(keys, n, "keys");
+    need(values, n, "values");
+    need(evicted_keys, n, "evicted_keys");
+    detail::stream_join join(ex_, stream);
+    if (n == 0) return 0;
+    buffer<Key> ev_keys(n, ex_);
+    buffer<std::uint64_t> ev_values(evicted_values != nullptr ? n * value_words_ : 0, ex_);
+    buffer<std::uint8_t> ev_flags(n, ex_);
+    buffer<std::uint64_t> ev_scores(n, ex_);
+    buffer<unsigned long long> count(1, ex_);
+    detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
+    resident<true>(n, cache_op::set, keys, values, nullptr, statuses, nullptr, ev_keys.data(), ev_values.data(),
+                   ev_flags.data(), ev_scores.data());
+    detail::for_each_index(ex_, n,
+                           detail::cache_compact_evictions_fn<Key>{ev_flags.data(), ev_keys.data(), ev_values.data(),
+                                                                   ev_scores.data(), value_words_, count.data(),
+                                                                   evicted_keys, evicted_values, evicted_scores});
+    unsigned long long evicted = 0;
+    count.copy_to_host(&evicted, 1);  // waits
+    return static_cast<std::size_t>(evicted);
+  }
+
  private:
+  /// An array an HKV-named call needs: not null when n > 0.
+  static void need(const void* p, std::size_t n, const char* name) {
+    require(n == 0 || p != nullptr, name, "null with n = " + std::to_string(n) + " > 0");
+  }
+  /// A uniform batch over backend arrays (the HKV-named calls): statuses into `statuses` (or a
+  /// scratch array: the write phase's fast pass needs them), found flags into `founds` when not
+  /// null, evictions (with scores when ScoresOut) into the ev_ arrays; waits, returns the counts.
+  template <bool ScoresOut = false>
+  batch_summary resident(std::size_t n, cache_op uniform, const Key* keys, const std::uint64_t* in, std::uint64_t* out,
+                         status* statuses, bool* founds, Key* ev_keys = nullptr, std::uint64_t* ev_values = nullptr,
+                         std::uint8_t* ev_flags = nullptr, std::uint64_t* ev_scores = nullptr) {
+    if (n == 0) return {};
+    buffer<status> own;
+    if (statuses == nullptr) {
+      own = buffer<status>(n, ex_);
+      statuses = own.data();
+    }
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    std::unique_ptr<groups_scratch> g = join_groups(n, nullptr, uniform, keys);
+    const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
+    queue_batch<ScoresOut>(ex_, n, nullptr, uniform, keys, in, out, statuses, nullptr, c->data(), ev_keys, ev_values,
+                           ev_flags, groups, ev_scores);
+    fix_up_groups(groups, n, keys, statuses, out);
+    if (founds != nullptr) detail::for_each_index(ex_, n, detail::cache_found_flags_fn{statuses, founds});
+    batch_summary sum = c->read();  // waits for the batch
+    sum.count[static_cast<int>(status::full)] = 0;  // the phases' hand-on marks (execute_resident)
+    return_counters(std::move(c));
+    return_groups(std::move(g));
+    return sum;
+  }
+
+  /// A uniform batch of an operation with its own kernel (assign, accum_or_assign): make(ref,
+  /// stamp_base, now) gives the phase op (detail/hkv_passes.hpp) for this cache's design; one
+  /// launch over operations [0, n), waits, returns the counts.
+  template <class MakeOp>
+  batch_summary own_kernel(std::size_t n, status* statuses, const MakeOp& make) {
+    if (n == 0) return {};
+    std::unique_ptr<batch_counters> c = take_counters();
+    c->zero();
+    const std::uint64_t stamp_base = reserve_stamps(n);
+    const std::uint64_t now = time();
+    visit([&]<class D>(std::type_identity<D>) {
+      detail::launch_cache_phase<TileSize>(ex_, n, make(ref_as<D>(), stamp_base, now), statuses, c->data(), false);
+    });
+    batch_summary sum = c->read();  // waits
+    return_counters(std::move(c));
+    return sum;
+  }
+
   [[nodiscard]] cache_storage storage() const {
     constexpr std::size_t key_words = cache_key_layout<Key>::words;
     const bool in = cfg_.layout == cache_layout::inline_values;
@@ -341,11 +655,12 @@ class kv_cache {
   /// kernel counts: the earlier ones count the later ones' operations as `full`, which no cache
   /// operation returns (execute_resident drops that count). One stamp range and clock for all.
   /// The kernels are those of this cache's design (by_config: the one cfg names).
+  template <bool ScoresOut = false>
   void queue_batch(const execution& on, std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
                    std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
-                   detail::op_groups<Key> groups = {}) {
+                   detail::op_groups<Key> groups = {}, std::uint64_t* ev_scores = nullptr) {
     if (n == 0) return;
     const std::uint64_t stamp_base = reserve_stamps(n);
     const std::uint64_t now = time();
@@ -366,6 +681,7 @@ class kv_cache {
                                                  .evicted_keys = ev_keys,
                                                  .evicted_values = ev_values,
                                                  .evicted_flags = ev_flags,
+                                                 .evicted_scores = ev_scores,
                                                  .groups = groups};
       // the read phase, then the write phase's fast pass over what it left, then the complete
       // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
@@ -373,9 +689,9 @@ class kv_cache {
       if (reads_only) return;
       const bool split = statuses != nullptr;
       if (split)
-        detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast>{a}, statuses, counters,
+        detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast, ScoresOut>{a}, statuses, counters,
                                              has_reads);
-      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete>{a}, statuses, counters,
+      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete, ScoresOut>{a}, statuses, counters,
                                            split);
     });
   }

@@ -4,6 +4,7 @@
 // budgets, and the whole-table passes (initialise, count live entries, export).
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "warpkv/cache/cache_ref.hpp"
 #include "warpkv/cache/cache_op.hpp"
@@ -35,6 +36,7 @@ struct cache_batch_args {
   Key* evicted_keys = nullptr;
   std::uint64_t* evicted_values = nullptr;
   std::uint8_t* evicted_flags = nullptr;
+  std::uint64_t* evicted_scores = nullptr;  ///< insert_and_evict only (batch_scored_operands)
   op_groups<Key> groups{};  ///< set absorption and get_or_set combining (slots 0: off)
 };
 
@@ -57,6 +59,16 @@ struct batch_write_operands {
   }
 };
 
+/// batch_write_operands with the evicted entry's score reported too (insert_and_evict): the
+/// write path stores it only for operands that have ev_score(), so the batch write phase's hot
+/// kernels (batch_write_operands) carry none of it.
+template <class Ref>
+struct batch_scored_operands : batch_write_operands<Ref> {
+  WARPKV_HD std::uint64_t* ev_score() const {
+    return this->a.evicted_flags != nullptr && this->a.evicted_scores != nullptr ? this->a.evicted_scores + this->i : nullptr;
+  }
+};
+
 /// A batch's write phase, in two passes (the second phase of the batch and a third, both over
 /// the operations still `full`): operation i, any kind (the read phase, cache_read_op, has done
 /// the reads). The fast pass (P = fast, the hot kernel) runs every write but an insert that
@@ -64,8 +76,9 @@ struct batch_write_operands {
 /// a read phase would bring (none: every batch with them has one); those it leaves `full` for
 /// the complete pass (P = complete: cuckoo walks, the rest), which runs only them. A get_or_set
 /// here missed in the read phase and goes straight to the locked path (one probe per miss).
-template <class Ref, cache_pass P>
+template <class Ref, cache_pass P, bool ScoresOut = false>
 struct cache_write_op : cache_batch_args<Ref> {
+  using operands = std::conditional_t<ScoresOut, batch_scored_operands<Ref>, batch_write_operands<Ref>>;
   using Key = typename Ref::key_type;
   static constexpr int register_budget = P == cache_pass::fast ? Ref::hot_register_budget : 0;
   static constexpr bool defers = P == cache_pass::fast;  ///< leaves operations `full` for the complete pass
@@ -102,7 +115,8 @@ struct cache_write_op : cache_batch_args<Ref> {
     const cache_write_mode m = o == cache_op::set   ? cache_write_mode::set
                                : o == cache_op::add ? cache_write_mode::add
                                                     : cache_write_mode::get_or_set;
-    return ref.template write<P>(t, k, m, batch_write_operands<Ref>{a, i});
+    if constexpr (ScoresOut) return ref.template write<P>(t, k, m, operands{{a, i}});
+    else return ref.template write<P>(t, k, m, operands{a, i});
   }
 };
 
@@ -252,6 +266,7 @@ struct cache_collect_fn {
   Key* keys_out = nullptr;
   std::uint64_t* values_out = nullptr;
   std::uint64_t* expires_out = nullptr;
+  std::uint64_t* scores_out = nullptr;  ///< may be null (save: the slots' recency words)
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
     if (ref.slot_empty(i) || ref.slot_expired(i, now)) return;
@@ -262,6 +277,7 @@ struct cache_collect_fn {
     const std::uint64_t* v = ref.slot_value(i);
     for (std::size_t j = 0; j < vw; ++j) values_out[at * vw + j] = v[j];
     expires_out[at] = ref.storage().expires[i];
+    if (scores_out != nullptr) scores_out[at] = ref.slot_score(i);
   }
 };
 
