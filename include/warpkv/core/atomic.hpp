@@ -182,6 +182,20 @@ class atomic_ref {
 /// walks were tried and measured slower (docs/perf.md, session 11).
 enum class read_mode { relaxed, quiescent };
 
+/// Two adjacent 8-byte words (16-byte aligned) read by relaxed atomic loads of device scope, in one
+/// instruction on the GPU (`ld.relaxed.gpu.global.v2.u64`: PTX performs a vector access as its
+/// elements' scalar accesses, each single-copy atomic, in no particular order); two relaxed loads
+/// on the host. A tile that reads a 64-byte bucket this way asks L2 for its two sectors once,
+/// where two 8-byte loads per lane ask for each sector twice. `p` must point to global memory.
+WARPKV_HD inline void load_relaxed_pair(std::uint64_t* p, std::uint64_t& a, std::uint64_t& b) {
+#if WARPKV_DEVICE_PASS
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+#else
+  a = std::atomic_ref<std::uint64_t>(p[0]).load(std::memory_order_relaxed);
+  b = std::atomic_ref<std::uint64_t>(p[1]).load(std::memory_order_relaxed);
+#endif
+}
+
 /// A fence at device scope (GPU) or process scope (host).
 WARPKV_HD inline void atomic_thread_fence(memory_order o) {
 #if WARPKV_DEVICE_PASS

@@ -179,6 +179,12 @@ class hopscotch_bucket_ref {
 
  private:
   static constexpr int retry = -1, done = 0;
+#ifndef WARPKV_H64_NEIGHBOUR_IN_FAST
+#define WARPKV_H64_NEIGHBOUR_IN_FAST 1
+#endif
+  // Experiment (session 14): whether the fast kernel places a key whose home is full in a
+  // neighbour itself (place_external), or hands it to the complete pass.
+  static constexpr bool neighbour_in_fast = WARPKV_H64_NEIGHBOUR_IN_FAST != 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
   static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
   static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
@@ -187,17 +193,20 @@ class hopscotch_bucket_ref {
   static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
 
   /// What a tile's read of one bucket found: the header, the word index (1-7) holding the key and
-  /// its value, and the lowest empty word index (-1: none).
+  /// its value, the lowest empty word index (-1: none), and (when asked) whether a slot holds a
+  /// pending claim of the key, (claimed, key): an insert of it that will store it there.
   struct look {
     std::uint64_t header;
     int hit;
     value_bits value;
     int empty;
+    bool pending;
   };
   /// How the named buckets' search ended: found (with the key's value); absent (the version check
-  /// passed); or changed (the home's header moved on: search again).
+  /// passed); changed (the home's header moved on: search again); pending (an insert of the key
+  /// holds a claim there that it will fill: search again after a pause; inserts only).
   struct named {
-    enum state_t { found, absent, changed } state;
+    enum state_t { found, absent, changed, pending } state;
     value_bits value;
   };
 
@@ -242,14 +251,14 @@ class hopscotch_bucket_ref {
 
   /// The tile reads bucket b (each lane its words) and looks for kb (and, when Empties, the lowest
   /// empty slot). Lane 0's first word is the header; every lane gets the result.
-  template <read_mode Reads, bool Empties, class Tile>
+  template <read_mode Reads, bool Empties, bool Pending = false, class Tile>
   WARPKV_HD look read_bucket(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     constexpr unsigned W = detail::h64::words_per_lane<T>;
     const unsigned rank = t.thread_rank();
     std::uint64_t w[W];
     detail::h64::load_lane_words<Reads, T>(b_[b], rank, tomb_word(), w);
-    bool hit = false, empty = false;
+    bool hit = false, empty = false, pending = false;
     unsigned hit_at = 0, empty_at = 0;
     value_bits v = 0;
     WARPKV_UNROLL
@@ -259,8 +268,10 @@ class hopscotch_bucket_ref {
       const auto e = detail::h64::pair::unpack(w[i]);
       if (!hit && e.key == kb) hit = true, hit_at = at, v = e.value;
       if (Empties && !empty && w[i] == empty_word()) empty = true, empty_at = at;
+      if (Pending && w[i] == pack(claimed(), kb)) pending = true;
     }
-    look l{t.shfl(w[0], 0), -1, 0, -1};
+    look l{t.shfl(w[0], 0), -1, 0, -1, false};
+    if constexpr (Pending) l.pending = t.any(pending);
     const std::uint32_t hits = t.ballot(hit);
     if (hits != 0) {
       const unsigned lane = static_cast<unsigned>(lowest_lane(hits));
@@ -277,7 +288,8 @@ class hopscotch_bucket_ref {
   /// Reads the buckets that header h of bucket b names for kb. A slot holding kb is a hit
   /// (linearized at its load). A miss is accepted when every lane re-reads the same header after
   /// its reads (no external member of b entered, left or changed meanwhile; quiescent: at once).
-  template <read_mode Reads, class Tile>
+  /// Pending (inserts): a pending claim of kb there answers named::pending.
+  template <read_mode Reads, bool Pending = false, class Tile>
   WARPKV_HD named search_named(const Tile& t, std::size_t b, key_bits kb, std::uint64_t h) const {
     if constexpr (Reads == read_mode::relaxed) atomic_thread_fence(memory_order::acquire);
     WARPKV_H64_PROBE();
@@ -285,8 +297,9 @@ class hopscotch_bucket_ref {
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
-      const look l = read_bucket<Reads, false>(t, named_bucket(b, j), kb);
+      const look l = read_bucket<Reads, false, Pending>(t, named_bucket(b, j), kb);
       if (l.hit >= 0) return {named::found, l.value};
+      if (Pending && l.pending) return {named::pending, 0};
     }
     if constexpr (Reads == read_mode::quiescent) {
       return {named::absent, 0};
@@ -338,8 +351,12 @@ class hopscotch_bucket_ref {
       }
       bool external = false;
       if (may_be_named(l.header, kb)) {
-        const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
+        const named n = search_named<read_mode::relaxed, true>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
+        if (n.state == named::pending) {
+          backoff(round);  // an insert of kb named its claim and is about to store kb there
+          continue;
+        }
         if (n.state == named::found) {
           if (!or_assign) return status::found;
           external = true;  // its assignment needs the home's lock
@@ -352,6 +369,16 @@ class hopscotch_bucket_ref {
         if (leader) ok = cas(b, static_cast<unsigned>(l.empty), empty_word(), pack(kb, vb));
         if (t.shfl(ok, 0)) return status::inserted;
         continue;
+      }
+      if (!external && !detail::hop::locked(l.header) && (Complete || neighbour_in_fast)) {
+        // The home is full: a free slot in b+1 .. b+reach without the lock (design doc, "insert
+        // into a neighbour without the lock").
+        const int x = place_external(t, b, kb, vb, l.header);
+        if (x == slow_inserted) return status::inserted;
+        if (x == retry) {
+          backoff(round);
+          continue;
+        }
       }
       if constexpr (!Complete) {
         return status::full;  // nothing held, nothing changed for kb: the complete pass takes it
@@ -368,6 +395,48 @@ class hopscotch_bucket_ref {
     }
   }
 
+  /// The tile, when k's home b is full, k is neither there nor named by header h (read with the
+  /// home and, where h names k's digest or has overflow, validated by the named search) and h is
+  /// unlocked: locks b by a CAS of its header from h itself (so nothing of b changed since the
+  /// validation: k is still absent), claims the lowest empty slot of the first bucket b+j
+  /// (1 <= j <= reach) that has one (the tile reads each bucket whole; CAS to (claimed, kb), a
+  /// pending claim of kb), unlocks b with hop bit j and k's digest bit (release: the claim is seen
+  /// before the name), then stores (kb, vb) over the claim (release: the name before the pair):
+  /// the linearization point. Between the unlock and that store the named slot holds a pending
+  /// claim of kb, which lookups read as "not kb", inserts of kb and lock holders of b as "kb is
+  /// being stored: look again" (design doc, "insert into a neighbour, the tile's path").
+  /// Returns slow_inserted; retry (b's header moved on since h: look again); slow_full (no empty
+  /// slot in reach; b unlocked, nothing changed: the locked path's displacement and stash).
+  template <class Tile>
+  WARPKV_HD int place_external(const Tile& t, std::size_t b, key_bits kb, value_bits vb, std::uint64_t h) const {
+    const bool leader = t.thread_rank() == 0;
+    const std::uint64_t locked = detail::h64::next(h, detail::h64::hop_bits(h), detail::h64::digest(h), true);
+    bool mine = false;
+    if (leader) mine = cas(b, 0, h, locked, memory_order::acquire);
+    if (!t.shfl(mine, 0)) return retry;
+    for (unsigned j = 1; j <= detail::h64::reach; ++j) {
+      const std::size_t e = idx(b, j);
+      for (;;) {
+        const look l = read_bucket<read_mode::relaxed, true>(t, e, kb);
+        if (l.empty < 0) break;  // none here: the next bucket
+        bool claimed_it = false;
+        if (leader) {
+          const unsigned w = static_cast<unsigned>(l.empty);
+          claimed_it = cas(e, w, empty_word(), pack(claimed(), kb));
+          if (claimed_it) {
+            unlock(b, locked, detail::h64::hop_bits(locked) | (1u << j), detail::h64::digest(locked) | (1u << digest_bits(kb)));
+            WARPKV_H64_PROBE();  // the pending claim's window
+            word(e, w).store(pack(kb, vb), memory_order::release);
+          }
+        }
+        if (t.shfl(claimed_it, 0)) return slow_inserted;
+        // taken meanwhile: read this bucket again
+      }
+    }
+    if (leader) unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
+    return slow_full;
+  }
+
   /// Lane 0 only: locks bucket b (a header CAS that bumps the version); returns the locked header
   /// or 0 when b is locked or changed.
   WARPKV_HD std::uint64_t lock(std::size_t b) const {
@@ -382,23 +451,27 @@ class hopscotch_bucket_ref {
 
   /// Lane 0, under b's lock (header h): where kb sits among b's external members and, when h has
   /// overflow, in its stash window: named_set's bit j (named_bucket) and word w; j = 0 when it is
-  /// in neither.
+  /// in neither, and then w = 1 when a named slot holds a pending claim of kb (place_external's:
+  /// it will store kb there; the caller unlocks and looks again), else 0.
   struct place {
     unsigned j, w;
     value_bits value;
   };
   WARPKV_HD place find_external(std::size_t b, std::uint64_t h, key_bits kb) const {
     std::uint32_t todo = named_set(h);
+    unsigned pending = 0;
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
       const std::size_t at = named_bucket(b, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
+        const std::uint64_t x = word(at, w).load(memory_order::relaxed);
+        const auto e = detail::h64::pair::unpack(x);
         if (e.key == kb) return {j, w, e.value};
+        if (x == pack(claimed(), kb)) pending = 1;
       }
     }
-    return {0, 0, 0};
+    return {0, pending, 0};
   }
 
   /// Lane 0: the slow path of insert / insert_or_assign under b's lock (design doc, "insert, slow
@@ -432,6 +505,7 @@ class hopscotch_bucket_ref {
         continue;  // erased or assigned by a lock-free CAS meanwhile: read again
       }
       const place p = find_external(b, locked, kb);
+      if (p.j == 0 && p.w != 0) break;  // r = retry: an insert of kb is storing it (pending claim)
       if (p.j != 0) {
         if (or_assign) {
           // External members and b's stash keys change only under b's lock: the store is the
@@ -638,7 +712,9 @@ class hopscotch_bucket_ref {
   }
 
   /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
-  /// from the keys homed at c that remain in the buckets `locked` names (N: exact again).
+  /// from the keys homed at c that remain in the buckets `locked` names, and the pending claims
+  /// of keys homed at c there (place_external named them at its unlock and stores them next: N
+  /// must hold when it does) (N: exact again).
   WARPKV_HD void unlock_recomputed(std::size_t c, std::uint64_t locked) const {
     std::uint32_t hop = 0, dig = 0;
     std::uint32_t left = detail::h64::hop_bits(locked);
@@ -646,7 +722,8 @@ class hopscotch_bucket_ref {
       const unsigned j = static_cast<unsigned>(lowest_lane(left));
       left &= left - 1;
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
+        const auto e = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed));
+        const key_bits k = e.key == claimed() ? static_cast<key_bits>(e.value) : e.key;
         if (reserved(k) || home_bits(k) != c) continue;
         hop |= 1u << j;
         dig |= 1u << digest_bits(k);
@@ -662,7 +739,7 @@ class hopscotch_bucket_ref {
     const std::uint64_t locked = lock(b);
     if (locked == 0) return retry;
     const place p = find_external(b, locked, kb);
-    if (p.j == 0) {
+    if (p.j == 0) {  // gone, or pending (an insert of kb is storing it: look again)
       unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
       return retry;
     }

@@ -76,8 +76,9 @@ WARPKV_HD inline unsigned highest_bit(std::uint64_t m) {
 template <unsigned T>
 inline constexpr unsigned words_per_lane = T >= words ? 1u : words / T;
 
-/// Lane `rank` of a T-lane tile loads its words of bucket `b`: relaxed atomic 8-byte loads (each
-/// word single-copy atomic; the host backend's model of a lane's 16-byte read is these two loads),
+/// Lane `rank` of a T-lane tile loads its words of bucket `b`: relaxed atomic loads, 16 bytes at a
+/// time where a lane reads two or more words (each 8-byte word single-copy atomic: core's
+/// load_relaxed_pair; the host backend's model of a lane's 16-byte read is two relaxed loads),
 /// or, for a table nothing writes meanwhile (read_mode::quiescent), plain loads (16 bytes at a
 /// time on the GPU). Words past the bucket read as `none`.
 template <read_mode Reads, unsigned T>
@@ -102,6 +103,9 @@ WARPKV_HD inline void load_lane_words(hop_bucket& b, unsigned rank, std::uint64_
   } else if constexpr (Reads == read_mode::quiescent) {
     WARPKV_UNROLL
     for (unsigned i = 0; i < W; ++i) w[i] = b.word[first + i];
+  } else if constexpr (W % 2 == 0) {
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < W; i += 2) load_relaxed_pair(&b.word[first + i], w[i], w[i + 1]);
   } else {
     WARPKV_UNROLL
     for (unsigned i = 0; i < W; ++i) w[i] = atomic_ref<std::uint64_t>(b.word[first + i]).load(memory_order::relaxed);
