@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/backend.hpp"
+#include "../common/backend_arrays.hpp"
 #include "../common/expect_invalid.hpp"
 #include "warpkv/cache/kv_cache.hpp"
 
@@ -32,15 +33,6 @@ namespace {
 template <class Key, int W, int T = (W < 8 ? W : 8)>
 using hkv_cache = kv_cache<Key, W, T, cache_designs::by_config>;
 
-/// Arrays in the cache's backend memory, copied from and to the host.
-template <class T>
-buffer<T> on(const execution& ex, const std::vector<T>& v) {
-  return buffer<T>::from_host(std::span<const T>(v), ex);
-}
-template <class T>
-std::vector<T> back(const buffer<T>& b) {
-  return b.size() == 0 ? std::vector<T>{} : b.to_vector();
-}
 std::vector<bool> back_bools(const buffer<bool>& b) {
   std::unique_ptr<bool[]> h(new bool[b.size()]);
   b.copy_to_host(h.get(), b.size());
