@@ -99,7 +99,18 @@ std::size_t scaled(std::size_t n, std::size_t at_least = 1) {
 template <class Cache>
 class CacheModel : public ::testing::Test {};
 using ModelCaches = ::testing::Types<config_cache<std::uint64_t, 4, 1>, config_cache<std::uint64_t, 8, 2>,
-                                     config_cache<byte_key<32>, 4, 1>, config_cache<std::uint64_t, 16, 1>>;
+                                     config_cache<byte_key<32>, 4, 1>, config_cache<std::uint64_t, 16, 1>,
+                                     // the score policies (fixed designs: the config's design fields give way)
+                                     kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_lfu>,
+                                     kv_cache<std::uint64_t, 8, 2, cache_designs::optimistic_epoch_lru>,
+                                     kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_epoch_lfu>,
+                                     kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_custom>>;
+/// cfg as a cache of type Cache takes it: a fixed design's own fields in place of the cycled ones.
+template <class Cache>
+cache_config for_design(cache_config cfg) {
+  if constexpr (std::is_same_v<typename Cache::design, cache_designs::by_config>) return cfg;
+  else return Cache::design::applied(cfg);
+}
 TYPED_TEST_SUITE(CacheModel, ModelCaches);
 
 // One tile serves the batch in index order, so the cache is a deterministic sequential object:
@@ -125,7 +136,7 @@ TYPED_TEST(CacheModel, MatchesModelWithReportedEvictions) {
     cfg.layout = seed % 3 == 1 ? cache_layout::inline_values : cache_layout::value_slab;
     cfg.key_digests = seed % 4 == 1 || seed % 4 == 2;  // both sync modes, also at the reduced scale
     cfg.seed = rng();
-    Cache cache(cfg, ex);
+    Cache cache(for_design<Cache>(cfg), ex);
     const std::size_t words = cache.value_stride() / 8;
     const std::size_t key_range = cache.capacity() * (1 + rng() % 3);
     std::map<std::uint64_t, std::uint64_t> model;  // key id -> version
@@ -854,6 +865,7 @@ void race(const execution& ex, cache_config cfg) {
   std::uint64_t version = 1;
   std::size_t evictions = 0, misses = 0;
   for (std::size_t b = 0; b < scaled(12, 2); ++b) {
+    cache.set_global_epoch(b / 2);  // the epoch designs' entries span epochs (the others ignore it)
     const std::size_t n = scaled(2000, 600);
     std::vector<cache_op> ops(n);
     std::vector<std::uint64_t> keys(n), versions(n);
@@ -907,6 +919,20 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValues) {
   race<config_cache<std::uint64_t, 4, 4>>(ex, {.value_bytes = 100, .max_kicks = 5000});
   race<config_cache<std::uint64_t, 8, 2>>(ex, {.value_bytes = 32, .max_kicks = 5000});
   race<config_cache<std::uint64_t, 4, 1>>(ex, {.value_bytes = 24, .max_kicks = 0});
+}
+
+// The same race under the score policies (HierarchicalKV's): lfu and epoch_lfu hits CAS their
+// counts, epoch_lru hits store, custom's take the stamps of the span API's writes; one lfu design
+// under the seed's slot locks and inline values.
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderScorePolicies) {
+  WARPKV_TEST_EXECUTION(ex);
+  using namespace detail;
+  race<kv_cache<std::uint64_t, 4, 4, cache_designs::optimistic_lfu>>(ex, {.value_bytes = 100, .max_kicks = 5000});
+  race<kv_cache<std::uint64_t, 8, 2, cache_designs::optimistic_epoch_lru>>(ex, {.value_bytes = 32, .max_kicks = 5000});
+  race<kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_epoch_lfu>>(ex, {.value_bytes = 24, .max_kicks = 0});
+  race<kv_cache<std::uint64_t, 8, 2, cache_designs::optimistic_custom>>(ex, {.value_bytes = 32, .max_kicks = 0});
+  race<kv_cache<std::uint64_t, 4, 4, cache_design<rw_lock_slots, lfu_eviction, inline_values, plain_keys>>>(
+      ex, {.value_bytes = 100, .max_kicks = 5000});
 }
 
 // The same race with the seed's per-slot reader/writer locks (and clock eviction).

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "../common/backend.hpp"
+#include "../common/backend_arrays.hpp"
 #include "../common/expect_invalid.hpp"
 #include "warpkv/cache/kv_cache.hpp"
 
@@ -32,15 +33,6 @@ namespace {
 template <class Key, int W, int T = (W < 8 ? W : 8)>
 using hkv_cache = kv_cache<Key, W, T, cache_designs::by_config>;
 
-/// Arrays in the cache's backend memory, copied from and to the host.
-template <class T>
-buffer<T> on(const execution& ex, const std::vector<T>& v) {
-  return buffer<T>::from_host(std::span<const T>(v), ex);
-}
-template <class T>
-std::vector<T> back(const buffer<T>& b) {
-  return b.size() == 0 ? std::vector<T>{} : b.to_vector();
-}
 std::vector<bool> back_bools(const buffer<bool>& b) {
   std::unique_ptr<bool[]> h(new bool[b.size()]);
   b.copy_to_host(h.get(), b.size());
@@ -112,9 +104,9 @@ TEST(CacheHkvNames, MatchASequentialModel) {
       const int call = static_cast<int>(rng() % 5);
       batch_summary sum;
       switch (call) {
-        case 0: sum = cache.insert_or_assign(n, d_keys.data(), d_values.data(), d_st.data(), ex.stream); break;
+        case 0: sum = cache.insert_or_assign(n, d_keys.data(), d_values.data(), nullptr, d_st.data(), ex.stream); break;
         case 1: sum = cache.find(n, d_keys.data(), d_values.data(), d_found.data(), d_st.data()); break;
-        case 2: sum = cache.find_or_insert(n, d_keys.data(), d_values.data(), d_found.data(), d_st.data()); break;
+        case 2: sum = cache.find_or_insert(n, d_keys.data(), d_values.data(), nullptr, d_found.data(), d_st.data()); break;
         case 3: sum = cache.contains(n, d_keys.data(), d_found.data(), d_st.data()); break;
         default: sum = cache.erase(n, d_keys.data(), d_st.data()); break;
       }
@@ -187,7 +179,7 @@ TEST(CacheHkvNames, BadArgumentsNameTheArgumentAndChangeNothing) {
   // a sentinel key is answered, never stored
   auto bad = on(ex, std::vector<std::uint64_t>{~0ull});
   buffer<status> st(1, ex);
-  cache.insert_or_assign(1, bad.data(), values.data(), st.data());
+  cache.insert_or_assign(1, bad.data(), values.data(), nullptr, st.data());
   EXPECT_EQ(back(st)[0], status::invalid_key);
   EXPECT_EQ(cache.size(), 2u);
 }
@@ -220,7 +212,7 @@ void insert_and_account(Cache& cache, std::uint64_t first, std::uint64_t count, 
     const std::size_t before = exact ? cache.size() : 0;
     const std::uint64_t stamp_limit = cache.reserve_stamps(0) + n + 2;  // every stamp handed out so far, and this batch's
     const std::size_t got = cache.insert_and_evict(n, d_keys.data(), d_values.data(), ev_keys.data(), ev_values.data(),
-                                                   ev_scores.data(), st.data());
+                                                   ev_scores.data(), nullptr, st.data());
     ASSERT_LE(got, n);
     const auto sts = back(st);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(sts[i], status::inserted) << i;
@@ -323,7 +315,7 @@ TEST(CacheHkvAssign, UpdatesOnlyPresentKeys) {
       buffer<status> d_st(n, ex);
       const bool assign = b % 2 == 1;
       const batch_summary sum = assign ? cache.assign(n, d_keys.data(), d_values.data(), nullptr, d_st.data())
-                                       : cache.insert_or_assign(n / 3 + 1, d_keys.data(), d_values.data(), d_st.data());
+                                       : cache.insert_or_assign(n / 3 + 1, d_keys.data(), d_values.data(), nullptr, d_st.data());
       const auto st = back(d_st);
       std::size_t assigned = 0;
       for (std::size_t i = 0; i < (assign ? n : n / 3 + 1); ++i) {

@@ -5,7 +5,9 @@
 //   cache_design<Sync, Eviction, Layout, KeyMatch>
 //     Sync      detail::optimistic_slots (version-validated reads that write nothing) or
 //               detail::rw_lock_slots (the seed's per-slot reader/writer locks)
-//     Eviction  detail::lru_eviction, detail::random_eviction or detail::clock_eviction
+//     Eviction  detail::lru_eviction, detail::random_eviction, detail::clock_eviction, or a score
+//               policy (HierarchicalKV's): detail::lfu_eviction, detail::epoch_lru_eviction,
+//               detail::epoch_lfu_eviction, detail::custom_eviction
 //     Layout    detail::value_slab (values in their own array) or detail::inline_values
 //     KeyMatch  detail::plain_keys or detail::digest_keys (a byte per slot compared first)
 //
@@ -14,10 +16,15 @@
 //                   design, kv_cache's default (default_cache_design)
 //   ccht            the seed's CCHT configuration: the seed's per-slot reader/writer locks, LRU,
 //                   each slot's key and value in one record; with buckets of 4 (ccht_cache)
+//   optimistic_lfu, optimistic_epoch_lru, optimistic_epoch_lfu, optimistic_custom
+//                   the default design with a score policy in place of lru (HKV's kLfu,
+//                   kEpochLru, kEpochLfu, kCustomized; docs/design/cache.md, "Score policies")
 //   by_config       no design of its own: the cache takes each mechanism from cache_config's
 //                   run-time fields (eviction, sync, layout, key_digests) and the host picks
 //                   the matching instantiation for every launch (visit_design); its kernels are
-//                   still one design each, it only compiles all of them.
+//                   still one design each, it only compiles all of them: the three policies
+//                   lru, random and clock (the score policies are fixed designs only, so that
+//                   by_config's 24 instantiations do not become 56).
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -39,7 +46,9 @@ struct cache_config {
   // The design fields: read by a kv_cache<..., cache_designs::by_config>. A cache of a fixed
   // design accepts each left at its default or equal to its design's, and reports its design's
   // in config().
-  cache_eviction_policy eviction = cache_eviction_policy::lru;  ///< lru (default), random (the seed's baseline) or clock
+  /// lru (default), random (the seed's baseline), clock; lfu, epoch_lru, epoch_lfu, custom (a
+  /// fixed design's only: by_config takes the first three)
+  cache_eviction_policy eviction = cache_eviction_policy::lru;
   cache_slot_sync sync = cache_slot_sync::optimistic;  ///< optimistic (default) or rw_lock (the seed's per-slot locks)
   cache_layout layout = cache_layout::value_slab;       ///< values in their own array (default) or inline after the key
   /// Set absorption (execute_resident and the host-span batches; not enqueue_resident): of the
@@ -87,6 +96,13 @@ namespace cache_designs {
 using optimistic_lru = cache_design<detail::optimistic_slots, detail::lru_eviction, detail::value_slab, detail::plain_keys>;
 /// The seed's CCHT: per-slot reader/writer locks, LRU, key and value in one record per slot.
 using ccht = cache_design<detail::rw_lock_slots, detail::lru_eviction, detail::inline_values, detail::plain_keys>;
+/// The default design with one of HierarchicalKV's score policies in place of lru.
+using optimistic_lfu = cache_design<detail::optimistic_slots, detail::lfu_eviction, detail::value_slab, detail::plain_keys>;
+using optimistic_epoch_lru =
+    cache_design<detail::optimistic_slots, detail::epoch_lru_eviction, detail::value_slab, detail::plain_keys>;
+using optimistic_epoch_lfu =
+    cache_design<detail::optimistic_slots, detail::epoch_lfu_eviction, detail::value_slab, detail::plain_keys>;
+using optimistic_custom = cache_design<detail::optimistic_slots, detail::custom_eviction, detail::value_slab, detail::plain_keys>;
 /// The design taken from cache_config at run time (every combination compiled, one picked per launch).
 struct by_config {};
 }  // namespace cache_designs

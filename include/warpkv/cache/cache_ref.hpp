@@ -45,8 +45,9 @@ enum class cache_write_mode { set, add, get_or_set };
 /// A write's operands as a caller passes them (values, not where to load them from). The batch
 /// write phase passes its own kind instead (detail::batch_write_operands), which loads each
 /// operand from the batch's arrays where the write uses it, so that none is held in registers
-/// across the lock wait and the scan. Both have: value(), expires(), out(), clock(), and the
-/// eviction report's ev_flag(), ev_key(), ev_value() (each may be null).
+/// across the lock wait and the scan. Both have: value(), expires(), out(), clock(), score()
+/// (the caller's score for the design's eviction policy, or null), and the eviction report's
+/// ev_flag(), ev_key(), ev_value() (each may be null).
 template <class Key>
 struct cache_write_operands {
   const std::uint64_t* value_ = nullptr;
@@ -54,7 +55,11 @@ struct cache_write_operands {
   std::uint64_t* out_ = nullptr;
   cache_clock clock_{};
   cache_eviction<Key> ev_{};
+  /// the caller's score: an insert's under lfu, epoch_lfu and custom (takes_scores), an
+  /// assignment's under every policy (as assign's); null: none
+  const std::uint64_t* score_ = nullptr;
   WARPKV_HD const std::uint64_t* value() const { return value_; }
+  WARPKV_HD const std::uint64_t* score() const { return score_; }
   WARPKV_HD std::uint64_t expires() const { return expires_; }
   WARPKV_HD std::uint64_t* out() const { return out_; }
   WARPKV_HD cache_clock clock() const { return clock_; }
@@ -90,6 +95,9 @@ class cache_ref {
   static constexpr int per_lane = BucketWidth / TileSize;  // slots of one bucket per lane
   static constexpr int max_path = 8;                       // depth of one cuckoo walk
   static constexpr std::size_t npos = ~std::size_t{0};
+  /// Whether an insert takes the caller's score (the eviction policy's takes_scores: lfu,
+  /// epoch_lfu, custom); the batch operands hand scores to the write path only then.
+  static constexpr bool takes_scores = eviction_policy::takes_scores;
   /// Register budgets of the batch kernels (core/launcher.hpp, register_budget): the write
   /// phase's fast pass and the read phase. The complete pass (cuckoo walks) has none.
   static constexpr int hot_register_budget = 64;
@@ -193,8 +201,10 @@ class cache_ref {
 
   // ---- HierarchicalKV's update-only and accumulate operations (their own kernels) -----------
   /// Update only (HKV's assign): when k holds a live entry, its value (unless `value` is null)
-  /// and its score (the design's recency word: `score` when not null, else as a write stores
-  /// it) are replaced, its expiry time kept: assigned. Otherwise nothing changes: not_found.
+  /// and its score (the design's score word: the policy's assigned_score with `score`, which
+  /// the recency and custom policies store as given, lfu and epoch_lfu add to the count; null:
+  /// as a write stores it) are replaced, its expiry time kept: assigned. Otherwise nothing
+  /// changes: not_found.
   /// Linearizes at the even version store of the slot (under both bucket locks).
   template <class Tile>
   WARPKV_HD status assign(const Tile& t, const Key& k, const std::uint64_t* value, const std::uint64_t* score,
@@ -206,7 +216,7 @@ class cache_ref {
     status st = status::not_found;
     if (r.hit != npos && !r.hit_expired) {
       const std::uint64_t expires = detail::load_word(v_.s.expires[r.hit]);
-      write_slot(t, r.hit, nullptr, value, expires, score != nullptr ? *score : eviction_policy::written_stamp(c));
+      write_slot(t, r.hit, nullptr, value, expires, eviction_policy::assigned_score(v_, r.hit, c, score));
       st = status::assigned;
     }
     v_.unlock_pair(t, p);
@@ -240,7 +250,7 @@ class cache_ref {
           memcpy(&sum, a, 8);
           detail::store_word(v_.value_at(r.hit)[j], sum);
         }
-        if (t.thread_rank() == 0) detail::store_word(v_.s.stamps[r.hit], eviction_policy::written_stamp(c));
+        if (t.thread_rank() == 0) detail::store_word(v_.s.stamps[r.hit], eviction_policy::assigned_score(v_, r.hit, c, nullptr));
         sync_policy::close(v_, t, r.hit, ver);
         v_.unlock_pair(t, p);
         return status::assigned;
@@ -284,8 +294,9 @@ class cache_ref {
   WARPKV_HD bool slot_empty(std::size_t slot) const { return v_.slot_empty(slot); }
   WARPKV_HD bool slot_expired(std::size_t slot, std::uint64_t now) const { return v_.slot_expired(slot, now); }
   WARPKV_HD const std::uint64_t* slot_value(std::size_t slot) const { return v_.value_at(slot); }
-  /// The slot's score: the design's recency word (lru, random: the stamp of its last write or
-  /// refreshing hit; clock: the reference bit).
+  /// The slot's score: the design's score word (lru, random: the stamp of its last write or
+  /// refreshing hit; clock: the reference bit; lfu: the count; epoch_lru, epoch_lfu: the epoch
+  /// in the high 32 bits, the stamp's low bits or the count in the low; custom: the caller's).
   WARPKV_HD std::uint64_t slot_score(std::size_t slot) const { return detail::load_word(v_.s.stamps[slot]); }
   WARPKV_HD std::uint64_t slot_expires(std::size_t slot) const { return detail::load_word(v_.s.expires[slot]); }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads.
@@ -444,7 +455,8 @@ class cache_ref {
     status st = status::inserted;
     if (r.hit != npos && !r.hit_expired) {
       if (m == mode::set) {
-        write_slot(t, r.hit, nullptr, ops.value(), ops.expires(), eviction_policy::written_stamp(ops.clock()));
+        write_slot(t, r.hit, nullptr, ops.value(), ops.expires(),
+                   eviction_policy::assigned_score(v_, r.hit, ops.clock(), ops.score()));
         st = status::assigned;
       } else {
         if (m == mode::get_or_set) {
@@ -490,7 +502,7 @@ class cache_ref {
       }
       std::uint64_t q[key_words];
       layout::to_words(k, q);
-      write_slot(t, target, q, ops.value(), ops.expires(), eviction_policy::written_stamp(ops.clock()));
+      write_slot(t, target, q, ops.value(), ops.expires(), eviction_policy::inserted_score(ops.clock(), ops.score()));
       if (fills_empty) v_.count_occupied(t, target, 1);
       const std::uint64_t* value = ops.value();
       std::uint64_t* out = ops.out();

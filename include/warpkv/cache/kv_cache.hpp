@@ -13,7 +13,9 @@
 //    default 5000 as in the seed, only while a free slot exists anywhere), then evicts an entry
 //    of those two buckets chosen by the design's eviction policy: lru (default; an approximate LRU by
 //    per-slot recency stamps, exact LRU when the table has two buckets), random (the seed's
-//    "random CHT") or clock (second chance by reference bits). An expired entry is replaced
+//    "random CHT"), clock (second chance by reference bits), or one of HierarchicalKV's score
+//    policies: lfu (access counts), epoch_lru / epoch_lfu (the global epoch, set_global_epoch,
+//    in a score's high 32 bits) or custom (the caller's scores). An expired entry is replaced
 //    before any live one.
 //  - Slots synchronize by optimistic versions (default; version-validated reads that write
 //    nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
@@ -108,9 +110,12 @@ class kv_cache {
             "must be 1 .. " + std::to_string(max_value_bytes) + ", got " + std::to_string(cfg.value_bytes));
     require(cfg.capacity <= (std::size_t{1} << 40), "capacity", "above 2^40 entries");
     require(cfg.kick_load_limit >= 0.0 && cfg.kick_load_limit <= 1.0, "kick_load_limit", "must be in [0, 1]");
-    require(cfg.eviction == cache_eviction_policy::lru || cfg.eviction == cache_eviction_policy::random ||
-                cfg.eviction == cache_eviction_policy::clock,
-            "eviction", "unknown eviction policy");
+    require(static_cast<unsigned>(cfg.eviction) <= static_cast<unsigned>(cache_eviction_policy::custom), "eviction",
+            "unknown eviction policy");
+    if constexpr (by_config)
+      require(static_cast<unsigned>(cfg.eviction) <= static_cast<unsigned>(cache_eviction_policy::clock), "eviction",
+              "cache_designs::by_config compiles lru, random and clock; the score policies (lfu, epoch_lru, epoch_lfu, "
+              "custom) are fixed designs, e.g. kv_cache<Key, W, T, cache_designs::optimistic_lfu>");
     require(cfg.sync == cache_slot_sync::optimistic || cfg.sync == cache_slot_sync::rw_lock, "sync",
             "unknown slot synchronization");
     require(cfg.layout == cache_layout::value_slab || cfg.layout == cache_layout::inline_values, "layout",
@@ -152,6 +157,11 @@ class kv_cache {
   /// The expiry clock: an entry whose expiry time is nonzero and <= time() reads as a miss.
   void set_time(std::uint64_t now) { now_.store(now, std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t time() const { return now_.load(std::memory_order_relaxed); }
+  /// HKV's global epoch: the epoch policies (epoch_lru, epoch_lfu) write (epoch << 32) | ... as
+  /// a score (the epoch's low 32 bits), so that an older epoch's entries are evicted first. A
+  /// batch takes the epoch set when it is queued (as it takes time()); other designs ignore it.
+  void set_global_epoch(std::uint64_t epoch) { epoch_.store(epoch, std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t global_epoch() const { return epoch_.load(std::memory_order_relaxed); }
 
   /// The device view, for user kernels (a cache of a fixed design).
   [[nodiscard]] auto ref() const
@@ -308,12 +318,16 @@ class kv_cache {
   // array that a call needs may not be null when n > 0 (errc::invalid_argument naming it).
 
   /// HKV insert_or_assign = set: inserted | assigned (evicting when both buckets are full).
-  batch_summary insert_or_assign(std::size_t n, const Key* keys, const std::uint64_t* values, status* statuses = nullptr,
-                                 stream_arg stream = {}) {
+  /// `scores` (n, optional): the score policies' input (docs/design/cache.md, "Score
+  /// policies"): lfu / epoch_lfu, the count increments (null: 1); custom, the scores (required);
+  /// the recency policies (lru, random, clock, epoch_lru) ignore them, as HKV's kLru does.
+  batch_summary insert_or_assign(std::size_t n, const Key* keys, const std::uint64_t* values,
+                                 const std::uint64_t* scores = nullptr, status* statuses = nullptr, stream_arg stream = {}) {
     need(keys, n, "keys");
     need(values, n, "values");
+    need_scores(scores, n);
     detail::stream_join join(ex_, stream);
-    return resident(n, cache_op::set, keys, values, nullptr, statuses, nullptr);
+    return resident(n, cache_op::set, keys, values, nullptr, statuses, nullptr, nullptr, nullptr, nullptr, nullptr, scores);
   }
   /// HKV find = get: found (value in values_out, recency refreshed) | not_found (values_out
   /// left as it was, unless a writer of the key raced the read: an optimistic read that saw the
@@ -327,16 +341,20 @@ class kv_cache {
   }
   /// HKV find_or_insert = get_or_set with `values` in and out: on entry the values to insert,
   /// on return the stored value of every key (found: the cached one; inserted: the given one).
-  /// The inputs are copied first (a read may write values_out before it retries).
-  batch_summary find_or_insert(std::size_t n, const Key* keys, std::uint64_t* values, bool* founds = nullptr,
-                               status* statuses = nullptr, stream_arg stream = {}) {
+  /// The inputs are copied first (a read may write values_out before it retries). `scores`
+  /// (n, optional; required by custom): the inserts' scores as in insert_or_assign; a found
+  /// key's score changes as a hit's does (lfu, epoch_lfu: + 1; custom: not at all).
+  batch_summary find_or_insert(std::size_t n, const Key* keys, std::uint64_t* values, const std::uint64_t* scores = nullptr,
+                               bool* founds = nullptr, status* statuses = nullptr, stream_arg stream = {}) {
     need(keys, n, "keys");
     need(values, n, "values");
+    need_scores(scores, n);
     detail::stream_join join(ex_, stream);
     if (n == 0) return {};
     buffer<std::uint64_t> in(n * value_words_, ex_);
     detail::for_each_index(ex_, in.size(), detail::copy_words_fn{values, in.data()});
-    return resident(n, cache_op::get_or_set, keys, in.data(), values, statuses, founds);
+    return resident(n, cache_op::get_or_set, keys, in.data(), values, statuses, founds, nullptr, nullptr, nullptr, nullptr,
+                    scores);
   }
   /// HKV contains: found | not_found, without refreshing recency.
   batch_summary contains(std::size_t n, const Key* keys, bool* founds, status* statuses = nullptr, stream_arg stream = {}) {
@@ -355,14 +373,16 @@ class kv_cache {
   /// null: its value is kept) and scores[i] as its score (scores null: the recency word a write
   /// stores), its expiry time kept: assigned; an absent or expired key: not_found, nothing
   /// changes. HKV's assign_scores is assign(n, keys, nullptr, scores). A score is the design's
-  /// recency word (lru, random: a stamp, smaller evicted first; clock: the reference bit).
+  /// score word (lru, random: a stamp, smaller evicted first; clock: the reference bit; lfu,
+  /// epoch_lfu: a count, to which a given score is added, as HKV's kLfu update does; custom and
+  /// epoch_lru: stored as given).
   batch_summary assign(std::size_t n, const Key* keys, const std::uint64_t* values, const std::uint64_t* scores = nullptr,
                        status* statuses = nullptr, stream_arg stream = {}) {
     need(keys, n, "keys");
     require(n == 0 || values != nullptr || scores != nullptr, "values", "values and scores both null: nothing to assign");
     detail::stream_join join(ex_, stream);
-    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
-      return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now};
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now, std::uint64_t epoch) {
+      return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now, epoch};
     });
   }
   /// HKV accum_or_assign for values that are vectors of T (float or double: value_bytes a
@@ -380,8 +400,8 @@ class kv_cache {
             "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
                 std::to_string(cfg_.value_bytes) + " is not a multiple");
     detail::stream_join join(ex_, stream);
-    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now) {
-      return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now};
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now, std::uint64_t epoch) {
+      return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now, epoch};
     });
   }
 
@@ -425,8 +445,10 @@ class kv_cache {
   /// allocated before the cache is cleared (strong guarantee, also for allocation failures).
   /// Entries are inserted in ascending order of their saved scores, so the recency order is
   /// kept (the scores themselves are the loading cache's own stamps); expiry times are kept. A
-  /// cache too small for them keeps the most recent by its eviction policy. A whole-table
-  /// pass: call it while no other operation runs. The design may differ from the saver's.
+  /// cache too small for them keeps the most recent by its eviction policy. A file saved by a
+  /// cache of this cache's score policy lfu, epoch_lfu or custom gives its scores to the inserts
+  /// (lfu and custom keep them; epoch_lfu keeps the counts under the current epoch). A
+  /// whole-table pass: call it while no other operation runs. The design may differ from the saver's.
   std::size_t load(const std::string& path, stream_arg stream = {}) {
     namespace cf = detail::cache_file;
     const std::vector<std::byte> image = cf::read_all(path);
@@ -442,7 +464,7 @@ class kv_cache {
     };
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return score_of(a) < score_of(b); });
     std::vector<Key> keys(n);
-    std::vector<std::uint64_t> values(n * value_words_), expires(n);
+    std::vector<std::uint64_t> values(n * value_words_), expires(n), scores(n);
     for (std::size_t j = 0; j < n; ++j) {
       const std::byte* at = cf::entry_at(image, h, order[j]);
       std::uint64_t w[cache_key_layout<Key>::words];
@@ -452,20 +474,25 @@ class kv_cache {
                                                                  " holds an invalid key");
       std::memcpy(values.data() + j * value_words_, at + h.key_bytes, h.value_stride);
       std::memcpy(&expires[j], at + h.key_bytes + h.value_stride + 8, 8);
+      scores[j] = score_of(order[j]);
     }
+    const bool keeps_scores = h.eviction == static_cast<std::uint8_t>(cfg_.eviction) &&
+                              (cfg_.eviction == cache_eviction_policy::lfu || cfg_.eviction == cache_eviction_policy::epoch_lfu ||
+                               cfg_.eviction == cache_eviction_policy::custom);
     detail::stream_join join(ex_, stream);
     // everything that can fail is done before the cache changes
     buffer<Key> d_keys(n, ex_);
-    buffer<std::uint64_t> d_values(n * value_words_, ex_), d_expires(n, ex_);
+    buffer<std::uint64_t> d_values(n * value_words_, ex_), d_expires(n, ex_), d_scores(keeps_scores ? n : 0, ex_);
     buffer<status> d_status(n, ex_);
     d_keys.copy_from_host(keys.data(), n);
     d_values.copy_from_host(values.data(), values.size());
     d_expires.copy_from_host(expires.data(), n);
+    if (keeps_scores) d_scores.copy_from_host(scores.data(), n);
     clear();
     // a host backend of one tile runs the batch in order (oldest first); concurrent tiles
     // approximate it, as any batch's recency order does
     queue_batch(ex_, n, nullptr, cache_op::set, d_keys.data(), d_values.data(), nullptr, d_status.data(), d_expires.data(),
-                nullptr);
+                nullptr, nullptr, nullptr, nullptr, {}, nullptr, keeps_scores ? d_scores.data() : nullptr);
     synchronize(ex_);
     return n;
   }
@@ -530,13 +557,17 @@ class kv_cache {
   /// batch can evict), in no particular order; returns how many. An entry inserted and evicted
   /// by the same batch is reported too: after the call, the cache's entries and the reported
   /// ones are together every key the cache held before or was given, each once (expired
-  /// entries, which read as absent, are replaced without a report).
+  /// entries, which read as absent, are replaced without a report). `scores` (n, optional;
+  /// required by custom): the inserts' scores as in insert_or_assign. It comes after the
+  /// eviction outputs (HKV has it before them): a caller of the older signature gets a compile
+  /// error, not its evicted_keys read as scores.
   std::size_t insert_and_evict(std::size_t n, const Key* keys, const std::uint64_t* values, Key* evicted_keys,
                                std::uint64_t* evicted_values = nullptr, std::uint64_t* evicted_scores = nullptr,
-                               status* statuses = nullptr, stream_arg stream = {}) {
+                               const std::uint64_t* scores = nullptr, status* statuses = nullptr, stream_arg stream = {}) {
     need(keys, n, "keys");
     need(values, n, "values");
     need(evicted_keys, n, "evicted_keys");
+    need_scores(scores, n);
     detail::stream_join join(ex_, stream);
     if (n == 0) return 0;
     buffer<Key> ev_keys(n, ex_);
@@ -546,7 +577,7 @@ class kv_cache {
     buffer<unsigned long long> count(1, ex_);
     detail::fill_words<unsigned long long>(ex_, count.data(), 1, 0);
     resident<true>(n, cache_op::set, keys, values, nullptr, statuses, nullptr, ev_keys.data(), ev_values.data(),
-                   ev_flags.data(), ev_scores.data());
+                   ev_flags.data(), ev_scores.data(), scores);
     detail::for_each_index(ex_, n,
                            detail::cache_compact_evictions_fn<Key>{ev_flags.data(), ev_keys.data(), ev_values.data(),
                                                                    ev_scores.data(), value_words_, count.data(),
@@ -561,13 +592,20 @@ class kv_cache {
   static void need(const void* p, std::size_t n, const char* name) {
     require(n == 0 || p != nullptr, name, "null with n = " + std::to_string(n) + " > 0");
   }
+  /// The inserts' scores: a custom-score design needs them (HKV's kCustomized requires them).
+  void need_scores(const std::uint64_t* scores, std::size_t n) const {
+    require(n == 0 || scores != nullptr || cfg_.eviction != cache_eviction_policy::custom, "scores",
+            "null with n = " + std::to_string(n) + " > 0: a custom-score cache takes every insert's score");
+  }
   /// A uniform batch over backend arrays (the HKV-named calls): statuses into `statuses` (or a
   /// scratch array: the write phase's fast pass needs them), found flags into `founds` when not
-  /// null, evictions (with scores when ScoresOut) into the ev_ arrays; waits, returns the counts.
+  /// null, evictions (with scores when ScoresOut) into the ev_ arrays, the caller's scores from
+  /// `scores` (may be null); waits, returns the counts.
   template <bool ScoresOut = false>
   batch_summary resident(std::size_t n, cache_op uniform, const Key* keys, const std::uint64_t* in, std::uint64_t* out,
                          status* statuses, bool* founds, Key* ev_keys = nullptr, std::uint64_t* ev_values = nullptr,
-                         std::uint8_t* ev_flags = nullptr, std::uint64_t* ev_scores = nullptr) {
+                         std::uint8_t* ev_flags = nullptr, std::uint64_t* ev_scores = nullptr,
+                         const std::uint64_t* scores = nullptr) {
     if (n == 0) return {};
     buffer<status> own;
     if (statuses == nullptr) {
@@ -579,7 +617,7 @@ class kv_cache {
     std::unique_ptr<groups_scratch> g = join_groups(n, nullptr, uniform, keys);
     const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
     queue_batch<ScoresOut>(ex_, n, nullptr, uniform, keys, in, out, statuses, nullptr, c->data(), ev_keys, ev_values,
-                           ev_flags, groups, ev_scores);
+                           ev_flags, groups, ev_scores, scores);
     fix_up_groups(groups, n, keys, statuses, out);
     if (founds != nullptr) detail::for_each_index(ex_, n, detail::cache_found_flags_fn{statuses, founds});
     batch_summary sum = c->read();  // waits for the batch
@@ -590,7 +628,7 @@ class kv_cache {
   }
 
   /// A uniform batch of an operation with its own kernel (assign, accum_or_assign): make(ref,
-  /// stamp_base, now) gives the phase op (detail/hkv_passes.hpp) for this cache's design; one
+  /// stamp_base, now, epoch) gives the phase op (detail/hkv_passes.hpp) for this cache's design; one
   /// launch over operations [0, n), waits, returns the counts.
   template <class MakeOp>
   batch_summary own_kernel(std::size_t n, status* statuses, const MakeOp& make) {
@@ -598,9 +636,9 @@ class kv_cache {
     std::unique_ptr<batch_counters> c = take_counters();
     c->zero();
     const std::uint64_t stamp_base = reserve_stamps(n);
-    const std::uint64_t now = time();
+    const std::uint64_t now = time(), epoch = global_epoch();
     visit([&]<class D>(std::type_identity<D>) {
-      detail::launch_cache_phase<TileSize>(ex_, n, make(ref_as<D>(), stamp_base, now), statuses, c->data(), false);
+      detail::launch_cache_phase<TileSize>(ex_, n, make(ref_as<D>(), stamp_base, now, epoch), statuses, c->data(), false);
     });
     batch_summary sum = c->read();  // waits
     return_counters(std::move(c));
@@ -660,10 +698,11 @@ class kv_cache {
                    const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
                    const std::uint64_t* expires_at, unsigned long long* counters, Key* ev_keys = nullptr,
                    std::uint64_t* ev_values = nullptr, std::uint8_t* ev_flags = nullptr,
-                   detail::op_groups<Key> groups = {}, std::uint64_t* ev_scores = nullptr) {
+                   detail::op_groups<Key> groups = {}, std::uint64_t* ev_scores = nullptr,
+                   const std::uint64_t* scores = nullptr) {
     if (n == 0) return;
     const std::uint64_t stamp_base = reserve_stamps(n);
-    const std::uint64_t now = time();
+    const std::uint64_t now = time(), epoch = global_epoch();
     const bool reads_only = ops == nullptr && (uniform == cache_op::get || uniform == cache_op::contains);
     const bool has_reads = reads_only || ops != nullptr || uniform == cache_op::get_or_set;
     require(statuses != nullptr || !has_reads || reads_only, "statuses", "a batch with reads and writes needs statuses");
@@ -678,6 +717,8 @@ class kv_cache {
                                                  .expires = expires_at,
                                                  .stamp_base = stamp_base,
                                                  .now = now,
+                                                 .epoch = epoch,
+                                                 .scores = scores,
                                                  .evicted_keys = ev_keys,
                                                  .evicted_values = ev_values,
                                                  .evicted_flags = ev_flags,
@@ -845,6 +886,7 @@ class kv_cache {
   std::uint32_t value_words_ = 0;
   std::atomic<std::uint64_t> clock_{0};
   std::atomic<std::uint64_t> now_{0};
+  std::atomic<std::uint64_t> epoch_{0};
   buffer<std::uint64_t> keys_, values_;
   buffer<std::uint32_t> versions_;
   buffer<std::uint64_t> stamps_, expires_, digests_;

@@ -33,11 +33,17 @@ struct cache_batch_args {
   std::uint64_t expires_all = 0;
   std::uint64_t stamp_base = 0;  ///< operation i's recency stamp is stamp_base + i
   std::uint64_t now = 0;
+  std::uint64_t epoch = 0;  ///< the cache's global epoch when the batch was queued (epoch policies)
+  /// n caller scores for the inserts and assignments, or null (read only by designs whose
+  /// eviction policy takes scores: lfu, epoch_lfu, custom)
+  const std::uint64_t* scores = nullptr;
   Key* evicted_keys = nullptr;
   std::uint64_t* evicted_values = nullptr;
   std::uint8_t* evicted_flags = nullptr;
   std::uint64_t* evicted_scores = nullptr;  ///< insert_and_evict only (batch_scored_operands)
   op_groups<Key> groups{};  ///< set absorption and get_or_set combining (slots 0: off)
+  /// Operation i's clock.
+  WARPKV_HD cache_clock clock(std::size_t i) const { return cache_clock{stamp_base + i, now, stamp_base, epoch}; }
 };
 
 /// A write's operands loaded from the batch's arrays where the write uses them (operation i):
@@ -51,7 +57,13 @@ struct batch_write_operands {
   WARPKV_HD const std::uint64_t* value() const { return a.values_in != nullptr ? a.values_in + i * vw() : nullptr; }
   WARPKV_HD std::uint64_t expires() const { return a.expires != nullptr ? a.expires[i] : a.expires_all; }
   WARPKV_HD std::uint64_t* out() const { return a.values_out != nullptr ? a.values_out + i * vw() : nullptr; }
-  WARPKV_HD cache_clock clock() const { return cache_clock{a.stamp_base + i, a.now, a.stamp_base}; }
+  WARPKV_HD cache_clock clock() const { return a.clock(i); }
+  /// The caller's score of operation i: only for a design whose policy takes scores (otherwise
+  /// null at compile time: the hot kernels of the other designs carry no load of it).
+  WARPKV_HD const std::uint64_t* score() const {
+    if constexpr (Ref::takes_scores) return a.scores != nullptr ? a.scores + i : nullptr;
+    else return nullptr;
+  }
   WARPKV_HD std::uint8_t* ev_flag() const { return a.evicted_flags != nullptr ? a.evicted_flags + i : nullptr; }
   WARPKV_HD Key* ev_key() const { return a.evicted_flags != nullptr ? a.evicted_keys + i : nullptr; }
   WARPKV_HD std::uint64_t* ev_value() const {
@@ -89,7 +101,7 @@ struct cache_write_op : cache_batch_args<Ref> {
     const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
     const Key& k = a.keys[i];
     if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;  // operations that cannot evict report none
-    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
+    const cache_clock c = a.clock(i);
     switch (o) {
       case cache_op::erase: return ref.erase(t, k, c);
       case cache_op::get:
@@ -152,7 +164,7 @@ struct cache_read_op : cache_batch_args<Ref> {
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const cache_batch_args<Ref>& a = *this;
-    const cache_clock c{a.stamp_base + i, a.now, a.stamp_base};
+    const cache_clock c = a.clock(i);
     std::uint64_t* out = a.values_out != nullptr ? a.values_out + i * a.ref.value_words() : nullptr;
     // only the write phase's operations evict: the others report none
     if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;

@@ -13,10 +13,13 @@ namespace warpkv {
 /// concurrent, so their order among themselves is free, and an entry already refreshed by this
 /// batch needs no second store (a hot key's hits then stop storing to one word from thousands of
 /// lanes). The default refreshes on every hit with a newer stamp.
+/// `epoch`: the cache-wide epoch (kv_cache::set_global_epoch) that the epoch policies
+/// (epoch_lru, epoch_lfu) put in a score's high 32 bits; the other policies ignore it.
 struct cache_clock {
   std::uint64_t stamp = 0;
   std::uint64_t now = 0;
   std::uint64_t touch_below = ~0ull;
+  std::uint64_t epoch = 0;
 };
 
 /// The two candidate buckets of a key (distinct whenever there are at least two buckets).
@@ -43,8 +46,12 @@ struct cache_eviction {
 /// "random CHT", for comparison); clock, second chance: a hit sets the slot's reference bit (and
 /// writes nothing when it is already set), an insert sweeps the candidates from a position drawn
 /// from the operation's stamp, clearing set bits, and evicts the first candidate found clear.
-/// The policy types: detail/eviction_policy.hpp.
-enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1, clock = 2 };
+/// The score policies (HierarchicalKV's kLfu, kEpochLru, kEpochLfu, kCustomized; the smallest
+/// score is evicted): lfu, an access count; epoch_lru, (epoch << 32) | the stamp's low 32 bits;
+/// epoch_lfu, (epoch << 32) | a saturating 32-bit count; custom, the caller's scores.
+/// The policy types: detail/eviction_policy.hpp. cache_designs::by_config compiles the first
+/// three only; the score policies are fixed designs (cache_designs::optimistic_lfu, ...).
+enum class cache_eviction_policy : std::uint8_t { lru = 0, random = 1, clock = 2, lfu = 3, epoch_lru = 4, epoch_lfu = 5, custom = 6 };
 
 /// How readers and writers of a slot synchronize (detail/slot_protocol.hpp): optimistic, per-slot
 /// versions validated by readers that never write (default); rw_lock, the seed's per-slot

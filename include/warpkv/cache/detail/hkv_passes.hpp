@@ -50,12 +50,12 @@ struct cache_assign_op {
   Ref ref;
   const Key* keys;
   const std::uint64_t* values;  ///< n x value words, or null: scores only
-  const std::uint64_t* scores;  ///< n scores, or null: a write's recency word
-  std::uint64_t stamp_base, now;
+  const std::uint64_t* scores;  ///< n scores, or null: a write's score word
+  std::uint64_t stamp_base, now, epoch;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     return ref.assign(t, keys[i], values != nullptr ? values + i * ref.value_words() : nullptr,
-                      scores != nullptr ? scores + i : nullptr, cache_clock{stamp_base + i, now, stamp_base});
+                      scores != nullptr ? scores + i : nullptr, cache_clock{stamp_base + i, now, stamp_base, epoch});
   }
 };
 
@@ -68,7 +68,7 @@ struct cache_accum_op {
   Ref ref;
   const Key* keys;
   const std::uint64_t* deltas;
-  std::uint64_t stamp_base, now;
+  std::uint64_t stamp_base, now, epoch;
   Key* ev_keys = nullptr;
   std::uint64_t* ev_values = nullptr;
   std::uint8_t* ev_flags = nullptr;
@@ -79,7 +79,7 @@ struct cache_accum_op {
     const cache_eviction<Key> ev{ev_flags != nullptr ? ev_keys + i : nullptr,
                                  ev_flags != nullptr && ev_values != nullptr ? ev_values + i * vw : nullptr,
                                  ev_flags != nullptr ? ev_flags + i : nullptr};
-    return ref.template accum_or_insert<T>(t, keys[i], deltas + i * vw, cache_clock{stamp_base + i, now, stamp_base}, ev);
+    return ref.template accum_or_insert<T>(t, keys[i], deltas + i * vw, cache_clock{stamp_base + i, now, stamp_base, epoch}, ev);
   }
 };
 
