@@ -257,8 +257,8 @@ TYPED_TEST(H64, FastLaunchAnsweringFullLeavesTheTableUnchanged) {
 }
 
 // A key whose home is full goes to the first neighbour with an empty slot in the fast launch
-// itself (place_external: the home locked from the header it read, the slot claimed, named at the
-// unlock, then stored), and finds, erases and the sequential state see it (design doc, "insert
+// itself (place_external: the home locked from the header it read, the pair stored, named at the
+// unlock), and finds, erases and the sequential state see it (design doc, "insert
 // into a neighbour, the tile's path"). (Erases of external members: the tests below.)
 TYPED_TEST(H64, FastLaunchPlacesKeysOfAFullHomeInANeighbour) {
   WARPKV_TEST_EXECUTION(ex);
@@ -287,12 +287,12 @@ TYPED_TEST(H64, FastLaunchPlacesKeysOfAFullHomeInANeighbour) {
 }
 
 // Inserts of keys whose home is full, racing in one launch (execute_async) and in phases with
-// erases, upserts and finds of the same keys: place_external's pending claims (named, not yet
-// stored) are met by other inserts of the key (they look again), by lock holders of the home
-// (erase of an external member, the complete insert: they unlock and look again) and by their
-// recomputation of the hop bits and digest (a pending claim counts as a member). The race seam
-// makes place_external yield between its unlock and its store.
-TYPED_TEST(H64, PendingClaimsRaceWithInsertsErasesAndFindsOfTheKey) {
+// erases, upserts and finds of the same keys: place_external stores the pair under the home's
+// lock before it names it, so other inserts of the key, lock holders of the home (erase of an
+// external member, the complete insert) and finds meet a home locked by a placement, or a stored
+// pair named only at the unlock. The race seam makes place_external yield between its store and
+// its unlock.
+TYPED_TEST(H64, NeighbourPlacementsRaceWithInsertsErasesAndFindsOfTheKey) {
   WARPKV_TEST_EXECUTION(ex);
   for (int rep = 0; rep < race_repeats<TypeParam>; ++rep) {
     auto map = fixed_map<TypeParam>(ex);

@@ -15,10 +15,13 @@
 //    named buckets and validates the header's version. It never writes and never waits (lock-free);
 //  - insert's fast path is one CAS of the lowest empty home slot (after the named buckets when the
 //    digest says so); insert_or_assign of a home resident and erase of a home resident are one CAS;
-//  - the slow path (no empty home slot; an external member's assign or erase) holds the home's
-//    lock and never waits for another lock while holding it: it reuses a home tomb, else claims
-//    a free slot (empty or tomb) in h+1..h+15, names it in the header (hop bit and digest), then
-//    stores the pair;
+//  - no empty home slot: the tile itself (fast kernel included) locks the home by a CAS from the
+//    header it validated, stores the pair in the first of h+1..h+15 with an empty slot (each read
+//    whole by the tile) and unlocks naming it (hop bit and digest; place_external);
+//  - the slow path (no empty slot in reach; the home locked by another; an external member's
+//    assign or erase) holds the home's lock and never waits for another lock while holding it: it
+//    reuses a home tomb, else claims a free slot (empty or tomb) in h+1..h+15, names it in the
+//    header (hop bit and digest), then stores the pair;
 //  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no free
 //    slot either, it plans a path from a free slot at most 63 buckets on back into reach, try-locks
 //    the homes of the external members on it, claims the slot and moves those members one step
@@ -123,9 +126,11 @@ class hopscotch_bucket_ref {
   WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
     return upsert<true>(t, to_bits(k), to_bits(v), true);
   }
-  /// The fast path alone (no lock code): status::full also when the home bucket has no empty
-  /// slot, and (insert_or_assign_fast) when k is an external member, whose assignment needs the
-  /// home's lock. The table is then unchanged for k. Linearizable like insert() otherwise.
+  /// The fast path alone: the home CAS, and the tile's own placement in a neighbour when the home
+  /// is full (a lock that waits for nothing); status::full when the home's lock is held by another
+  /// or no neighbour in reach has an empty slot (displacement and the stash are insert()'s), and
+  /// (insert_or_assign_fast) when k is an external member, whose assignment needs the home's
+  /// lock. The table is then unchanged for k. Linearizable like insert() otherwise.
   template <class Tile>
   WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const {
     return upsert<false>(t, to_bits(k), to_bits(v), false);
@@ -193,20 +198,17 @@ class hopscotch_bucket_ref {
   static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
 
   /// What a tile's read of one bucket found: the header, the word index (1-7) holding the key and
-  /// its value, the lowest empty word index (-1: none), and (when asked) whether a slot holds a
-  /// pending claim of the key, (claimed, key): an insert of it that will store it there.
+  /// its value, and the lowest empty word index (-1: none).
   struct look {
     std::uint64_t header;
     int hit;
     value_bits value;
     int empty;
-    bool pending;
   };
   /// How the named buckets' search ended: found (with the key's value); absent (the version check
-  /// passed); changed (the home's header moved on: search again); pending (an insert of the key
-  /// holds a claim there that it will fill: search again after a pause; inserts only).
+  /// passed); or changed (the home's header moved on: search again).
   struct named {
-    enum state_t { found, absent, changed, pending } state;
+    enum state_t { found, absent, changed } state;
     value_bits value;
   };
 
@@ -251,14 +253,14 @@ class hopscotch_bucket_ref {
 
   /// The tile reads bucket b (each lane its words) and looks for kb (and, when Empties, the lowest
   /// empty slot). Lane 0's first word is the header; every lane gets the result.
-  template <read_mode Reads, bool Empties, bool Pending = false, class Tile>
+  template <read_mode Reads, bool Empties, class Tile>
   WARPKV_HD look read_bucket(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     constexpr unsigned W = detail::h64::words_per_lane<T>;
     const unsigned rank = t.thread_rank();
     std::uint64_t w[W];
     detail::h64::load_lane_words<Reads, T>(b_[b], rank, tomb_word(), w);
-    bool hit = false, empty = false, pending = false;
+    bool hit = false, empty = false;
     unsigned hit_at = 0, empty_at = 0;
     value_bits v = 0;
     WARPKV_UNROLL
@@ -268,10 +270,8 @@ class hopscotch_bucket_ref {
       const auto e = detail::h64::pair::unpack(w[i]);
       if (!hit && e.key == kb) hit = true, hit_at = at, v = e.value;
       if (Empties && !empty && w[i] == empty_word()) empty = true, empty_at = at;
-      if (Pending && w[i] == pack(claimed(), kb)) pending = true;
     }
-    look l{t.shfl(w[0], 0), -1, 0, -1, false};
-    if constexpr (Pending) l.pending = t.any(pending);
+    look l{t.shfl(w[0], 0), -1, 0, -1};
     const std::uint32_t hits = t.ballot(hit);
     if (hits != 0) {
       const unsigned lane = static_cast<unsigned>(lowest_lane(hits));
@@ -288,8 +288,7 @@ class hopscotch_bucket_ref {
   /// Reads the buckets that header h of bucket b names for kb. A slot holding kb is a hit
   /// (linearized at its load). A miss is accepted when every lane re-reads the same header after
   /// its reads (no external member of b entered, left or changed meanwhile; quiescent: at once).
-  /// Pending (inserts): a pending claim of kb there answers named::pending.
-  template <read_mode Reads, bool Pending = false, class Tile>
+  template <read_mode Reads, class Tile>
   WARPKV_HD named search_named(const Tile& t, std::size_t b, key_bits kb, std::uint64_t h) const {
     if constexpr (Reads == read_mode::relaxed) atomic_thread_fence(memory_order::acquire);
     WARPKV_H64_PROBE();
@@ -297,9 +296,8 @@ class hopscotch_bucket_ref {
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
-      const look l = read_bucket<Reads, false, Pending>(t, named_bucket(b, j), kb);
+      const look l = read_bucket<Reads, false>(t, named_bucket(b, j), kb);
       if (l.hit >= 0) return {named::found, l.value};
-      if (Pending && l.pending) return {named::pending, 0};
     }
     if constexpr (Reads == read_mode::quiescent) {
       return {named::absent, 0};
@@ -351,12 +349,8 @@ class hopscotch_bucket_ref {
       }
       bool external = false;
       if (may_be_named(l.header, kb)) {
-        const named n = search_named<read_mode::relaxed, true>(t, b, kb, l.header);
+        const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
-        if (n.state == named::pending) {
-          backoff(round);  // an insert of kb named its claim and is about to store kb there
-          continue;
-        }
         if (n.state == named::found) {
           if (!or_assign) return status::found;
           external = true;  // its assignment needs the home's lock
@@ -371,8 +365,8 @@ class hopscotch_bucket_ref {
         continue;
       }
       if (!external && !detail::hop::locked(l.header) && (Complete || neighbour_in_fast)) {
-        // The home is full: a free slot in b+1 .. b+reach without the lock (design doc, "insert
-        // into a neighbour without the lock").
+        // The home is full: the tile places kb in b+1 .. b+reach itself, locking b from the header
+        // it validated (design doc, "insert into a neighbour, the tile's path").
         const int x = place_external(t, b, kb, vb, l.header);
         if (x == slow_inserted) return status::inserted;
         if (x == retry) {
@@ -398,15 +392,14 @@ class hopscotch_bucket_ref {
   /// The tile, when k's home b is full, k is neither there nor named by header h (read with the
   /// home and, where h names k's digest or has overflow, validated by the named search) and h is
   /// unlocked: locks b by a CAS of its header from h itself (so nothing of b changed since the
-  /// validation: k is still absent), claims the lowest empty slot of the first bucket b+j
-  /// (1 <= j <= reach) that has one (the tile reads each bucket whole; CAS to (claimed, kb), a
-  /// pending claim of kb), unlocks b with hop bit j and k's digest bit (release: the claim is seen
-  /// before the name), then stores (kb, vb) over the claim (release: the name before the pair):
-  /// the linearization point. Between the unlock and that store the named slot holds a pending
-  /// claim of kb, which lookups read as "not kb", inserts of kb and lock holders of b as "kb is
-  /// being stored: look again" (design doc, "insert into a neighbour, the tile's path").
-  /// Returns slow_inserted; retry (b's header moved on since h: look again); slow_full (no empty
-  /// slot in reach; b unlocked, nothing changed: the locked path's displacement and stash).
+  /// validation: k is still absent), reads b+1, b+2, ... whole until one has an empty slot, CASes
+  /// its lowest empty slot empty -> (kb, vb), then unlocks b with hop bit j and k's digest bit
+  /// (release: the pair is seen before the name). One fence, no claim: under b's lock no other
+  /// placement of b's keys runs, and a lookup that reaches the pair before the unlock does so only
+  /// through names h already had (design doc, "insert into a neighbour, the tile's path", for the
+  /// linearization point). Returns slow_inserted; retry (b's header moved on since h: look again);
+  /// slow_full (no empty slot in reach; b unlocked, nothing changed: the locked path's
+  /// displacement and stash).
   template <class Tile>
   WARPKV_HD int place_external(const Tile& t, std::size_t b, key_bits kb, value_bits vb, std::uint64_t h) const {
     const bool leader = t.thread_rank() == 0;
@@ -419,17 +412,15 @@ class hopscotch_bucket_ref {
       for (;;) {
         const look l = read_bucket<read_mode::relaxed, true>(t, e, kb);
         if (l.empty < 0) break;  // none here: the next bucket
-        bool claimed_it = false;
+        bool stored = false;
         if (leader) {
-          const unsigned w = static_cast<unsigned>(l.empty);
-          claimed_it = cas(e, w, empty_word(), pack(claimed(), kb));
-          if (claimed_it) {
+          stored = cas(e, static_cast<unsigned>(l.empty), empty_word(), pack(kb, vb));
+          if (stored) {
+            WARPKV_H64_PROBE();  // stored, not yet named
             unlock(b, locked, detail::h64::hop_bits(locked) | (1u << j), detail::h64::digest(locked) | (1u << digest_bits(kb)));
-            WARPKV_H64_PROBE();  // the pending claim's window
-            word(e, w).store(pack(kb, vb), memory_order::release);
           }
         }
-        if (t.shfl(claimed_it, 0)) return slow_inserted;
+        if (t.shfl(stored, 0)) return slow_inserted;
         // taken meanwhile: read this bucket again
       }
     }
@@ -451,27 +442,23 @@ class hopscotch_bucket_ref {
 
   /// Lane 0, under b's lock (header h): where kb sits among b's external members and, when h has
   /// overflow, in its stash window: named_set's bit j (named_bucket) and word w; j = 0 when it is
-  /// in neither, and then w = 1 when a named slot holds a pending claim of kb (place_external's:
-  /// it will store kb there; the caller unlocks and looks again), else 0.
+  /// in neither.
   struct place {
     unsigned j, w;
     value_bits value;
   };
   WARPKV_HD place find_external(std::size_t b, std::uint64_t h, key_bits kb) const {
     std::uint32_t todo = named_set(h);
-    unsigned pending = 0;
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
       const std::size_t at = named_bucket(b, j);
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const std::uint64_t x = word(at, w).load(memory_order::relaxed);
-        const auto e = detail::h64::pair::unpack(x);
+        const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
         if (e.key == kb) return {j, w, e.value};
-        if (x == pack(claimed(), kb)) pending = 1;
       }
     }
-    return {0, pending, 0};
+    return {0, 0, 0};
   }
 
   /// Lane 0: the slow path of insert / insert_or_assign under b's lock (design doc, "insert, slow
@@ -505,7 +492,6 @@ class hopscotch_bucket_ref {
         continue;  // erased or assigned by a lock-free CAS meanwhile: read again
       }
       const place p = find_external(b, locked, kb);
-      if (p.j == 0 && p.w != 0) break;  // r = retry: an insert of kb is storing it (pending claim)
       if (p.j != 0) {
         if (or_assign) {
           // External members and b's stash keys change only under b's lock: the store is the
@@ -712,9 +698,7 @@ class hopscotch_bucket_ref {
   }
 
   /// Lane 0, holding c's lock (header `locked`): unlocks c with hop bits and digest recomputed
-  /// from the keys homed at c that remain in the buckets `locked` names, and the pending claims
-  /// of keys homed at c there (place_external named them at its unlock and stores them next: N
-  /// must hold when it does) (N: exact again).
+  /// from the keys homed at c that remain in the buckets `locked` names (N: exact again).
   WARPKV_HD void unlock_recomputed(std::size_t c, std::uint64_t locked) const {
     std::uint32_t hop = 0, dig = 0;
     std::uint32_t left = detail::h64::hop_bits(locked);
@@ -722,8 +706,7 @@ class hopscotch_bucket_ref {
       const unsigned j = static_cast<unsigned>(lowest_lane(left));
       left &= left - 1;
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const auto e = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed));
-        const key_bits k = e.key == claimed() ? static_cast<key_bits>(e.value) : e.key;
+        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
         if (reserved(k) || home_bits(k) != c) continue;
         hop |= 1u << j;
         dig |= 1u << digest_bits(k);
@@ -739,7 +722,7 @@ class hopscotch_bucket_ref {
     const std::uint64_t locked = lock(b);
     if (locked == 0) return retry;
     const place p = find_external(b, locked, kb);
-    if (p.j == 0) {  // gone, or pending (an insert of kb is storing it: look again)
+    if (p.j == 0) {
       unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
       return retry;
     }
