@@ -624,12 +624,14 @@ TYPED_TEST(H64, MatchesSequentialModelAtHighLoad) {
 // sm_90, -Xptxas -v at the first landing: find 47 (tile 1, the find_register_budget of 44 gives 5
 // blocks of 256 threads) / 39 (tile 4), fast insert 38 / 40, erase 40 / 40; with displacement and
 // the stash (E5): find 48 / 39, the rest unchanged), read on the GPU. Displacement lives only in
-// the complete insert (64 / 64, slow_register_budget).
+// the complete insert (64 / 64, slow_register_budget). Session 14: the fast insert places a key
+// whose home is full in a neighbour itself; at 40 registers it kept 24 bytes of local memory on
+// both tiles (this test caught it on the H100), so its budget is 48 (fast_insert_register_budget).
 TEST(HopscotchBucketsKernels, HotPathsKeepTheirRegisterBudget) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
-  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 1>("H64 u32 tile 1", {48, 40, 40});
-  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 4>("H64 u32 tile 4", {48, 40, 40});
+  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 1>("H64 u32 tile 1", {48, 48, 40});
+  expect_hot_kernels_within<hopscotch_bucket_ref<std::uint32_t, std::uint32_t>, 4>("H64 u32 tile 4", {48, 48, 40});
 }
 #endif
 

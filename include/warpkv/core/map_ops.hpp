@@ -53,10 +53,19 @@ constexpr int slow_register_budget_of() {
   else return hot_register_budget_of<Ref>();
 }
 
+/// The budget of the first (fast) launch of an insert batch: `static constexpr int
+/// fast_insert_register_budget` on the ref, else its hot_register_budget.
+template <class Ref>
+constexpr int fast_insert_register_budget_of() {
+  if constexpr (requires { Ref::fast_insert_register_budget; }) return Ref::fast_insert_register_budget;
+  else return hot_register_budget_of<Ref>();
+}
+
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
-  static constexpr int register_budget =
-      P == pass::complete && has_fast_bulk_inserts<Ref> ? slow_register_budget_of<Ref>() : hot_register_budget_of<Ref>();
+  static constexpr int register_budget = !has_fast_bulk_inserts<Ref> ? hot_register_budget_of<Ref>()
+                                         : P == pass::complete       ? slow_register_budget_of<Ref>()
+                                                                     : fast_insert_register_budget_of<Ref>();
   static constexpr bool thread_per_op = thread_per_op_of<Ref>();
   Ref ref;
   const Key* keys;

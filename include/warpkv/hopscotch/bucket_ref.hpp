@@ -84,6 +84,9 @@ class hopscotch_bucket_ref {
   /// core/launcher.hpp), and of the complete insert's second launch (64 since displacement: its
   /// plan and path are three 64-bit masks; at 48 it spilled 264-272 bytes, at 64 16 / 60).
   static constexpr int hot_register_budget = 40;
+  /// The fast insert kernel carries the tile's neighbour placement (place_external): at 40 it kept
+  /// 24 bytes of local memory (session 14, call C), so it gets 48.
+  static constexpr int fast_insert_register_budget = 48;
   static constexpr int find_register_budget = 44;
   static constexpr int slow_register_budget = 64;
 
@@ -184,12 +187,6 @@ class hopscotch_bucket_ref {
 
  private:
   static constexpr int retry = -1, done = 0;
-#ifndef WARPKV_H64_NEIGHBOUR_IN_FAST
-#define WARPKV_H64_NEIGHBOUR_IN_FAST 1
-#endif
-  // Experiment (session 14): whether the fast kernel places a key whose home is full in a
-  // neighbour itself (place_external), or hands it to the complete pass.
-  static constexpr bool neighbour_in_fast = WARPKV_H64_NEIGHBOUR_IN_FAST != 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
   static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
   static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
@@ -364,7 +361,7 @@ class hopscotch_bucket_ref {
         if (t.shfl(ok, 0)) return status::inserted;
         continue;
       }
-      if (!external && !detail::hop::locked(l.header) && (Complete || neighbour_in_fast)) {
+      if (!external && !detail::hop::locked(l.header)) {
         // The home is full: the tile places kb in b+1 .. b+reach itself, locking b from the header
         // it validated (design doc, "insert into a neighbour, the tile's path").
         const int x = place_external(t, b, kb, vb, l.header);
