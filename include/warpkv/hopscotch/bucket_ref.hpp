@@ -89,6 +89,9 @@ class hopscotch_bucket_ref {
   static constexpr int fast_insert_register_budget = 48;
   static constexpr int find_register_budget = 44;
   static constexpr int slow_register_budget = 64;
+  /// Uniform batches of one-lane tiles launch a thread per operation rather than a persistent
+  /// grid (core/launcher.hpp), as open addressing's do (session 11, call K: inserts +14-32 %).
+  static constexpr bool thread_per_op = true;
 
   /// Buckets of a table of `capacity` slots (7 per bucket), then its stash.
   WARPKV_HD static constexpr std::size_t storage_slots(std::size_t capacity) {
