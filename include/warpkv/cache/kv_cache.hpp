@@ -385,15 +385,17 @@ class kv_cache {
       return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now, epoch};
     });
   }
-  /// HKV accum_or_assign for values that are vectors of T (float or double: value_bytes a
-  /// multiple of sizeof(T)): a live entry of keys[i] gets deltas[i] added element-wise:
+  /// HKV accum_or_assign for values that are vectors of T (float, double or warpkv::half, which
+  /// adds through float and rounds once: value_bytes a multiple of sizeof(T); vector_cache.hpp
+  /// gives typed arrays): a live entry of keys[i] gets deltas[i] added element-wise:
   /// assigned; an absent key is inserted with deltas[i] as its value (evicting as set does):
   /// inserted. Per key linearizable (the accumulation under the key's bucket locks; an insert
   /// that finds the key inserted meanwhile accumulates instead), so racing calls lose no delta.
   template <class T = float>
   batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* deltas, status* statuses = nullptr,
                                 stream_arg stream = {}) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "accum_or_assign: T is float or double");
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
+                  "accum_or_assign: T is float, double or warpkv::half");
     need(keys, n, "keys");
     need(deltas, n, "deltas");
     require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
