@@ -216,17 +216,19 @@ class kv_cache {
   /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
   /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
   /// Per batch: a memset of the status counters, one launch, one 56-byte copy back and the wait;
-  /// nothing is allocated (the counters come from a pool kept by the cache).
+  /// nothing is allocated (the counters come from a pool kept by the cache). `scores` (n, may
+  /// be null): the writes' scores for the score policies that take them, as insert_or_assign's
+  /// (docs/design/cache.md, "Score policies"; a null is never refused here, custom included).
   batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                                  const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
-                                 const std::uint64_t* expires_at = nullptr) {
+                                 const std::uint64_t* expires_at = nullptr, const std::uint64_t* scores = nullptr) {
     if (n == 0) return {};
     std::unique_ptr<batch_counters> c = take_counters();
     c->zero();
     std::unique_ptr<groups_scratch> g = join_groups(n, ops, uniform, keys);
     const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
     queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data(), nullptr, nullptr,
-                nullptr, groups);
+                nullptr, groups, nullptr, scores);
     fix_up_groups(groups, n, keys, statuses, values_out);
     batch_summary sum = c->read();  // waits for the batch (and the fix-up)
     // the read phase counted the write phase's operations as `full` (queue_batch); no cache
