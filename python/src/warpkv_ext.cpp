@@ -2,14 +2,16 @@
 //
 // It binds only the maps' and the cache's public host API: the pointer overloads of the bulk
 // calls (insert, insert_or_assign, find, contains, erase, execute, retrieve_all), kv_cache's
-// execute_resident and its span batches (for eviction reports), and the whole-table calls. Arrays
-// come in as anything nb::ndarray accepts (DLPack: PyTorch, CuPy, JAX; the buffer protocol: NumPy)
-// or, on the device, anything exporting __cuda_array_interface__ (Numba); they are used in place:
+// execute_resident (with the score policies' scores) and its span batches (for eviction
+// reports), and the whole-table calls. Arrays come in as anything nb::ndarray accepts (DLPack:
+// PyTorch, CuPy, JAX; the buffer protocol: NumPy) or, on the device, anything exporting
+// __cuda_array_interface__ (Numba); they are used in place:
 // no copies, except the cache's rows when value_bytes is not a multiple of 8 (its stride).
 //
 // Maps are instantiated per storage width only (keys of 4 or 8 bytes, values of 4 or 8 bytes):
 // a signed key dtype is the unsigned map of its width with the signed type's sentinels (those of
-// the C++ map of that type), a float value is its bits. 12 map instantiations and one cache.
+// the C++ map of that type), a float value is its bits. 12 map instantiations and five cache
+// types: by_config and the four score policies' designs.
 //
 // Built by nvcc (WARPKV_CUDA=ON), the maps run on the GPU when one is visible; otherwise this is
 // the host backend (host threads that emulate warps), which takes NumPy arrays.
@@ -24,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -580,8 +583,69 @@ class py_map {
 
 // ---- the cache -------------------------------------------------------------------------------
 
-// the design (eviction, sync, layout, key_digests) comes from the config dict at run time
-using cache_t = warpkv::kv_cache<std::uint64_t, 4, 4, warpkv::cache_designs::by_config>;
+// The design comes from the config dict at run time: cache_designs::by_config (its 24 designs:
+// eviction lru, random or clock x sync x layout x key_digests), or one of the four score
+// policies' designs (cache_designs::optimistic_lfu, ...: optimistic sync, value slab, no
+// digests), each one instantiation more. The score policies with the other sync, layout and
+// digest choices are not compiled here (another 28 designs' kernels: by_config leaves them out
+// for the same reason, cache_design.hpp); the config refuses them by name.
+struct cache_entries {
+  std::vector<std::uint64_t> keys;
+  std::vector<std::byte> values;  ///< keys.size() x value_stride()
+  std::vector<std::uint64_t> expires_at, scores;
+};
+/// The cache calls the module makes, over kv_cache<uint64, 4, 4, Design> of any bound design.
+struct cache_api {
+  virtual ~cache_api() = default;
+  virtual void execute_resident(std::size_t n, const warpkv::cache_op* ops, warpkv::cache_op uniform, const std::uint64_t* keys,
+                                const std::uint64_t* in, std::uint64_t* out, warpkv::status* statuses,
+                                const std::uint64_t* expires_at, const std::uint64_t* scores) = 0;
+  /// The host-span batch that reports evictions: execute (ops not empty), else set, add or get_or_set.
+  virtual void run_reporting(std::span<const warpkv::cache_op> ops, warpkv::cache_op uniform, std::span<const std::uint64_t> keys,
+                             std::span<const std::byte> in, std::span<std::byte> out, std::span<warpkv::status> statuses,
+                             warpkv::cache_evictions<std::uint64_t>& ev, std::span<const std::uint64_t> expires_at) = 0;
+  virtual cache_entries export_entries() const = 0;
+  [[nodiscard]] virtual std::size_t size() const = 0;
+  [[nodiscard]] virtual std::size_t capacity() const = 0;
+  virtual void clear() = 0;
+  virtual void set_time(std::uint64_t t) = 0;
+  [[nodiscard]] virtual std::uint64_t time() const = 0;
+  virtual void set_global_epoch(std::uint64_t e) = 0;
+  [[nodiscard]] virtual std::uint64_t global_epoch() const = 0;
+  [[nodiscard]] virtual std::size_t value_bytes() const = 0;
+  [[nodiscard]] virtual std::size_t value_stride() const = 0;
+};
+template <class Design>
+struct cache_impl final : cache_api {
+  cache_impl(const warpkv::cache_config& c, const warpkv::execution& ex) : cache(c, ex) {}
+  void execute_resident(std::size_t n, const warpkv::cache_op* ops, warpkv::cache_op uniform, const std::uint64_t* keys,
+                        const std::uint64_t* in, std::uint64_t* out, warpkv::status* statuses, const std::uint64_t* expires_at,
+                        const std::uint64_t* scores) override {
+    cache.execute_resident(n, ops, uniform, keys, in, out, statuses, expires_at, scores);
+  }
+  void run_reporting(std::span<const warpkv::cache_op> ops, warpkv::cache_op uniform, std::span<const std::uint64_t> keys,
+                     std::span<const std::byte> in, std::span<std::byte> out, std::span<warpkv::status> statuses,
+                     warpkv::cache_evictions<std::uint64_t>& ev, std::span<const std::uint64_t> expires_at) override {
+    if (!ops.empty()) cache.execute(ops, keys, in, out, statuses, &ev, expires_at);
+    else if (uniform == warpkv::cache_op::set) cache.set(keys, in, statuses, &ev, expires_at);
+    else if (uniform == warpkv::cache_op::add) cache.add(keys, in, statuses, &ev, expires_at);
+    else cache.get_or_set(keys, in, out, statuses, &ev, expires_at);
+  }
+  cache_entries export_entries() const override {
+    auto e = cache.export_entries();
+    return {std::move(e.keys), std::move(e.values), std::move(e.expires_at), std::move(e.scores)};
+  }
+  [[nodiscard]] std::size_t size() const override { return cache.size(); }
+  [[nodiscard]] std::size_t capacity() const override { return cache.capacity(); }
+  void clear() override { cache.clear(); }
+  void set_time(std::uint64_t t) override { cache.set_time(t); }
+  [[nodiscard]] std::uint64_t time() const override { return cache.time(); }
+  void set_global_epoch(std::uint64_t e) override { cache.set_global_epoch(e); }
+  [[nodiscard]] std::uint64_t global_epoch() const override { return cache.global_epoch(); }
+  [[nodiscard]] std::size_t value_bytes() const override { return cache.value_bytes(); }
+  [[nodiscard]] std::size_t value_stride() const override { return cache.value_stride(); }
+  warpkv::kv_cache<std::uint64_t, 4, 4, Design> cache;
+};
 
 template <class E>
 E parse_enum(const std::string& s, const char* arg, std::initializer_list<std::pair<const char*, E>> names) {
@@ -617,11 +681,15 @@ class py_cache {
     c.max_kicks = config_get<std::uint32_t>(config, "max_kicks", c.max_kicks, used);
     c.kick_load_limit = config_get<double>(config, "kick_load_limit", c.kick_load_limit, used);
     c.seed = config_get<std::uint64_t>(config, "seed", c.seed, used);
-    c.eviction = parse_enum<warpkv::cache_eviction_policy>(
-        config_get<std::string>(config, "eviction", "lru", used), "eviction",
-        {{"lru", warpkv::cache_eviction_policy::lru},
-         {"random", warpkv::cache_eviction_policy::random},
-         {"clock", warpkv::cache_eviction_policy::clock}});
+    using ev = warpkv::cache_eviction_policy;
+    c.eviction = parse_enum<ev>(config_get<std::string>(config, "eviction", "lru", used), "eviction",
+                                {{"lru", ev::lru},
+                                 {"random", ev::random},
+                                 {"clock", ev::clock},
+                                 {"lfu", ev::lfu},
+                                 {"epoch_lru", ev::epoch_lru},
+                                 {"epoch_lfu", ev::epoch_lfu},
+                                 {"custom", ev::custom}});
     c.sync = parse_enum<warpkv::cache_slot_sync>(config_get<std::string>(config, "sync", "optimistic", used), "sync",
                                                  {{"optimistic", warpkv::cache_slot_sync::optimistic},
                                                   {"rw_lock", warpkv::cache_slot_sync::rw_lock}});
@@ -632,20 +700,36 @@ class py_cache {
     c.combine_get_or_set = config_get<bool>(config, "combine_get_or_set", false, used);
     c.key_digests = config_get<bool>(config, "key_digests", false, used);
     reject_unknown(config, used, "KVCache");
-    cache_ = std::make_unique<cache_t>(c, place_.ex);
+    namespace cd = warpkv::cache_designs;
+    if (static_cast<unsigned>(c.eviction) <= static_cast<unsigned>(ev::clock)) {
+      cache_ = std::make_unique<cache_impl<cd::by_config>>(c, place_.ex);
+      return;
+    }
+    const char* why = "the score policies (lfu, epoch_lru, epoch_lfu, custom) are built with sync 'optimistic', "
+                      "layout 'value_slab' and no key_digests only";
+    if (c.sync != warpkv::cache_slot_sync::optimistic) value_fail("sync", why);
+    if (c.layout != warpkv::cache_layout::value_slab) value_fail("layout", why);
+    if (c.key_digests) value_fail("key_digests", why);
+    if (c.eviction == ev::lfu) cache_ = std::make_unique<cache_impl<cd::optimistic_lfu>>(c, place_.ex);
+    else if (c.eviction == ev::epoch_lru) cache_ = std::make_unique<cache_impl<cd::optimistic_epoch_lru>>(c, place_.ex);
+    else if (c.eviction == ev::epoch_lfu) cache_ = std::make_unique<cache_impl<cd::optimistic_epoch_lfu>>(c, place_.ex);
+    else cache_ = std::make_unique<cache_impl<cd::optimistic_custom>>(c, place_.ex);
   }
 
   /// A batch over arrays in the backend's memory (execute_resident). ops: None for `uniform`.
+  /// scores (None or uint64 per key): the writes' scores for the score policies that take them.
   void run(nb::handle ops, int uniform, nb::handle keys, nb::handle values, nb::handle values_out, nb::handle statuses,
-           nb::handle expires_at, nb::handle stream) {
+           nb::handle expires_at, nb::handle scores, nb::handle stream) {
     const batch_args a = parse(ops, keys, values, values_out, statuses, expires_at);
     const array_view &k = a.keys, &s = a.statuses, &o = a.ops, &v = a.values, &out = a.out, &e = a.expires;
+    array_view sc;
+    if (!scores.is_none()) sc = place_.typed(scores, "scores", false, 'u', 64, "scores", k.n);
     const bool has_ops = o.data != nullptr;
     const std::size_t n = k.n, stride = cache_->value_stride(), bytes = cache_->value_bytes();
     const bool direct = bytes == stride;  // rows already have the cache's stride: used in place
     const std::optional<std::uint64_t> user = stream_arg(stream);
     nb::gil_scoped_release nogil;
-    stream_order order(place_, user, {&k, &o, &v, &e});
+    stream_order order(place_, user, {&k, &o, &v, &e, &sc});
     warpkv::buffer<std::uint64_t> in_rows, out_rows;
     const std::uint64_t* in = static_cast<const std::uint64_t*>(v.data);
     std::uint64_t* res = static_cast<std::uint64_t*>(out.data);
@@ -662,7 +746,8 @@ class py_cache {
     }
     cache_->execute_resident(n, has_ops ? static_cast<const warpkv::cache_op*>(o.data) : nullptr,
                              static_cast<warpkv::cache_op>(uniform), static_cast<const std::uint64_t*>(k.data), in, res,
-                             static_cast<warpkv::status*>(s.data), static_cast<const std::uint64_t*>(e.data));
+                             static_cast<warpkv::status*>(s.data), static_cast<const std::uint64_t*>(e.data),
+                             static_cast<const std::uint64_t*>(sc.data));
     if (!direct && out.data != nullptr) copy_rows(place_, out.data, bytes, res, stride, bytes, n);
     warpkv::synchronize(place_.ex);  // staging buffers are freed on the cache's stream; outputs are ready
     order.done();
@@ -693,16 +778,8 @@ class py_cache {
       copy_bytes(hops.data(), o.data, hops.size());
       if (v.data != nullptr) copy_rows(place_, hin.data(), stride, v.data, bytes, bytes, n);
       warpkv::synchronize(place_.ex);  // the host copies are complete
-      auto kspan = std::span<const std::uint64_t>(hk);
-      auto expspan = std::span<const std::uint64_t>(hexp);
-      if (o.data != nullptr) {
-        cache_->execute(std::span<const warpkv::cache_op>(reinterpret_cast<const warpkv::cache_op*>(hops.data()), n),
-                        kspan, hin, hout, hst, &ev, expspan);
-      } else {
-        if (u == warpkv::cache_op::set) cache_->set(kspan, hin, hst, &ev, expspan);
-        else if (u == warpkv::cache_op::add) cache_->add(kspan, hin, hst, &ev, expspan);
-        else cache_->get_or_set(kspan, hin, hout, hst, &ev, expspan);
-      }
+      cache_->run_reporting(std::span<const warpkv::cache_op>(reinterpret_cast<const warpkv::cache_op*>(hops.data()), hops.size()),
+                            u, hk, hin, hout, hst, ev, hexp);
       copy_bytes(s.data, hst.data(), n);
       if (out.data != nullptr) copy_rows(place_, out.data, bytes, hout.data(), stride, bytes, n);
       warpkv::synchronize(place_.ex);
@@ -717,9 +794,9 @@ class py_cache {
     return nb::make_tuple(idx, ks, vs);
   }
 
-  /// (keys, values, expires_at) of every live entry, as bytes (the Python layer makes arrays).
+  /// (keys, values, expires_at, scores) of every live entry, as bytes (the Python layer makes arrays).
   nb::tuple export_entries() {
-    cache_t::entries en;
+    cache_entries en;
     {
       nb::gil_scoped_release nogil;
       en = cache_->export_entries();
@@ -729,7 +806,8 @@ class py_cache {
     for (std::size_t i = 0; i < n; ++i) std::memcpy(rows.data() + i * bytes, en.values.data() + i * stride, bytes);
     return nb::make_tuple(nb::bytes(reinterpret_cast<const char*>(en.keys.data()), n * 8),
                           nb::bytes(reinterpret_cast<const char*>(rows.data()), rows.size()),
-                          nb::bytes(reinterpret_cast<const char*>(en.expires_at.data()), n * 8));
+                          nb::bytes(reinterpret_cast<const char*>(en.expires_at.data()), n * 8),
+                          nb::bytes(reinterpret_cast<const char*>(en.scores.data()), n * 8));
   }
 
   [[nodiscard]] std::size_t size() const {
@@ -743,6 +821,8 @@ class py_cache {
   }
   void set_time(std::uint64_t t) { cache_->set_time(t); }
   [[nodiscard]] std::uint64_t time() const { return cache_->time(); }
+  void set_global_epoch(std::uint64_t e) { cache_->set_global_epoch(e); }
+  [[nodiscard]] std::uint64_t global_epoch() const { return cache_->global_epoch(); }
   [[nodiscard]] std::size_t value_bytes() const { return cache_->value_bytes(); }
   [[nodiscard]] std::size_t value_stride() const { return cache_->value_stride(); }
   [[nodiscard]] std::string value_dtype() const { return dtype_name(value_kind_, value_bits_); }
@@ -796,7 +876,7 @@ class py_cache {
   char value_kind_ = 'u';
   int value_bits_ = 64;
   std::size_t width_ = 1;
-  std::unique_ptr<cache_t> cache_;
+  std::unique_ptr<cache_api> cache_;
 };
 
 // ---- errors ----------------------------------------------------------------------------------
@@ -872,7 +952,7 @@ NB_MODULE(_ext, m) {
                     const nb::dict&>(),
            "capacity"_a, "value_dtype"_a, "value_width"_a, "backend"_a, "stream"_a, "host_tiles"_a, "config"_a)
       .def("run", &py_cache::run, "ops"_a.none(), "uniform"_a, "keys"_a, "values"_a.none(), "out"_a.none(),
-           "statuses"_a, "expires_at"_a.none(), "stream"_a.none())
+           "statuses"_a, "expires_at"_a.none(), "scores"_a.none(), "stream"_a.none())
       .def("run_reporting", &py_cache::run_reporting, "ops"_a.none(), "uniform"_a, "keys"_a, "values"_a.none(),
            "out"_a.none(), "statuses"_a, "expires_at"_a.none(), "stream"_a.none())
       .def("export_entries", &py_cache::export_entries)
@@ -880,6 +960,8 @@ NB_MODULE(_ext, m) {
       .def("capacity", &py_cache::capacity)
       .def("clear", &py_cache::clear)
       .def("set_time", &py_cache::set_time, "now"_a)
+      .def("set_global_epoch", &py_cache::set_global_epoch, "epoch"_a)
+      .def("global_epoch", &py_cache::global_epoch)
       .def("time", &py_cache::time)
       .def_prop_ro("value_bytes", &py_cache::value_bytes)
       .def_prop_ro("value_stride", &py_cache::value_stride)

@@ -214,7 +214,14 @@ def test_bad_input():
     raises(TypeError, "ops", c.execute, np.zeros(4, np.int32), k, v)
     raises(ValueError, "ops", c.execute, np.zeros(5, np.uint8), k, v)
     raises(TypeError, "out", c.get, k, out=np.zeros((4, 2), np.float64))
-    raises(ValueError, "eviction", warpkv.KVCache, 8, eviction="lfu", backend="host")
+    raises(ValueError, "eviction", warpkv.KVCache, 8, eviction="fifo", backend="host")
+    # the score policies are bound with the default sync, layout and key matching only
+    raises(ValueError, "sync", warpkv.KVCache, 8, eviction="lfu", sync="rw_lock", backend="host")
+    raises(ValueError, "layout", warpkv.KVCache, 8, eviction="custom", layout="inline_values", backend="host")
+    raises(ValueError, "key_digests", warpkv.KVCache, 8, eviction="epoch_lru", key_digests=True, backend="host")
+    raises(TypeError, "scores", c.set, k, v, scores=np.zeros(4, np.int32))
+    raises(ValueError, "scores", c.set, k, v, scores=np.zeros(3, np.uint64))
+    raises(ValueError, "scores", c.set, k, v, scores=np.zeros(4, np.uint64), return_evicted=True)
     raises(ValueError, "sync", warpkv.KVCache, 8, sync="spin", backend="host")
     raises(TypeError, "value_dtype", warpkv.KVCache, 8, "complex64", backend="host")
     raises(ValueError, "capacity", warpkv.KVCache, 0, backend="host")
@@ -249,3 +256,78 @@ def test_threads_share_a_cache():
     for t in threads:
         t.join()
     assert not errors and 0 < c.size() <= 1500
+
+
+# ---- HierarchicalKV's score policies (capacity 8: two buckets of 4, every key's candidates are
+# the whole table, so each insert into the full cache evicts the policy's smallest score) ----
+
+
+def one(xp, k):
+    return xp.asarray(np.array([k], np.uint64))
+
+
+def scores_of(c):
+    k, _, _, sc = c.items(np.empty(0, np.uint64), with_scores=True)  # NumPy arrays
+    return dict(zip(k.tolist(), sc.tolist()))
+
+
+def test_lfu_keeps_the_most_frequently_hit_keys(xp):
+    c = make(xp, 8, "uint64", eviction="lfu")
+    assert c.capacity() == 8
+    keys = np.arange(1, 9, dtype=np.uint64)
+    assert (xp.numpy(c.set(xp.asarray(keys), xp.asarray(keys))) == S.INSERTED).all()
+    for _ in range(5):  # the hot keys are hit first: they are the least recent afterwards
+        _, found = c.get(xp.asarray(keys[:4]))
+        assert xp.numpy(found).all()
+    c.set(xp.asarray(keys[4:]), xp.asarray(keys[4:]))  # the cold keys: assigned, count 2
+    sc = scores_of(c)
+    assert [sc[k] for k in keys.tolist()] == [6] * 4 + [2] * 4
+    for n in range(4):  # LRU would evict the hot keys now; LFU evicts counts 1 and 2
+        c.set(one(xp, 100 + n), one(xp, 100 + n))
+    assert xp.numpy(c.contains(xp.asarray(keys[:4]))).all(), "a frequently hit key was evicted"
+    assert c.size() == 8
+    # a given score is the increment
+    c.set(one(xp, 1), one(xp, 1), scores=one(xp, 10))
+    assert scores_of(c)[1] == 16
+
+
+def test_custom_scores_choose_the_victim(xp):
+    c = make(xp, 8, "uint64", eviction="custom")
+    keys = np.arange(1, 9, dtype=np.uint64)
+    given = (keys * 100).astype(np.uint64)
+    c.set(xp.asarray(keys), xp.asarray(keys), scores=xp.asarray(given))
+    assert scores_of(c) == dict(zip(keys.tolist(), given.tolist()))
+    c.get(xp.asarray(keys))  # hits change nothing
+    assert scores_of(c) == dict(zip(keys.tolist(), given.tolist()))
+    c.set(one(xp, 50), one(xp, 50), scores=one(xp, 1000))
+    assert xp.numpy(c.contains(xp.asarray(keys))).tolist() == [False] + [True] * 7  # score 100 went
+    c.set(one(xp, 51), one(xp, 51), scores=one(xp, 5))  # the smallest resident goes, not the newcomer
+    assert scores_of(c) == {**dict(zip(keys[2:].tolist(), given[2:].tolist())), 50: 1000, 51: 5}
+
+
+def test_epoch_lru_evicts_an_older_epoch_first(xp):
+    c = make(xp, 8, "uint64", eviction="epoch_lru")
+    keys = np.arange(1, 9, dtype=np.uint64)
+    c.set_global_epoch(2)
+    assert c.global_epoch() == 2
+    c.set(xp.asarray(keys[:4]), xp.asarray(keys[:4]))
+    c.set_global_epoch(1)  # the later entries are of an older epoch
+    c.set(xp.asarray(keys[4:]), xp.asarray(keys[4:]))
+    sc = scores_of(c)
+    assert [sc[k] >> 32 for k in keys.tolist()] == [2] * 4 + [1] * 4
+    c.set(one(xp, 100), one(xp, 100))
+    # LRU would evict key 1 (the oldest); epoch_lru the oldest of epoch 1: key 5
+    assert xp.numpy(c.contains(xp.asarray(keys))).tolist() == [True] * 4 + [False] + [True] * 3
+
+
+def test_epoch_lfu_counts_within_the_epoch(xp):
+    c = make(xp, 8, "uint64", eviction="epoch_lfu")
+    keys = np.arange(1, 5, dtype=np.uint64)
+    c.set_global_epoch(3)
+    c.set(xp.asarray(keys), xp.asarray(keys), scores=xp.asarray(np.array([1, 2, 3, 4], np.uint64)))
+    assert scores_of(c) == {k: (3 << 32) | k for k in keys.tolist()}
+    c.get(xp.asarray(keys[:1]))
+    assert scores_of(c)[1] == (3 << 32) | 2
+    c.set_global_epoch(4)  # a hit moves the entry to the current epoch, its count kept
+    c.get(xp.asarray(keys[:1]))
+    assert scores_of(c)[1] == (4 << 32) | 3

@@ -487,10 +487,19 @@ class KVCache(_Placed):
     value_width is 1, else (n, value_width).
 
     capacity: entries (fixed; rounded up to whole buckets of 4). eviction: "lru" (approximate
-    LRU by recency stamps), "clock" or "random"; sync: "optimistic" or "rw_lock"; layout:
+    LRU by recency stamps), "clock" or "random", or one of HierarchicalKV's score policies
+    "lfu" (access counts), "epoch_lru", "epoch_lfu" (the global epoch, set_global_epoch, in a
+    score's high 32 bits) or "custom" (the caller's scores), which come with sync "optimistic",
+    layout "value_slab" and no key_digests only; sync: "optimistic" or "rw_lock"; layout:
     "value_slab" or "inline_values"; max_kicks, kick_load_limit, seed, absorb_sets,
     combine_get_or_set, key_digests: cache_config's. backend, stream, host_tiles: as the maps'.
     Batches may be called from several Python threads at once.
+
+    Scores: set/add/get_or_set/execute take scores (uint64 per key, optional) for the policies
+    that take them: lfu and epoch_lfu add them to an entry's count (none: 1), custom stores them
+    (none: the write's recency stamp, so such entries go in write order); the others ignore
+    them. items(with_scores=True) returns each entry's score (docs/design/cache.md, "Score
+    policies").
 
     Expiry: set/add/get_or_set take expires_at (uint64 per key, 0: never); an entry whose time
     is <= the cache's clock (set_time) reads as a miss."""
@@ -529,11 +538,15 @@ class KVCache(_Placed):
         return None if expires_at is None else self._arr(expires_at, "uint64", "expires_at")
 
     def _batch(self, ops, uniform: CacheOp, keys, values, want_out: bool, expires_at, return_evicted: bool,
-               stream, out=None, want_found: bool = False):
+               stream, out=None, want_found: bool = False, scores=None):
         """Runs one batch; returns (statuses, values out, Evicted or None, found mask or None)."""
         keys = self._keys(keys)
         n = _arrays.length(keys, "keys")
         values = None if values is None else self._values(values)
+        if scores is not None:
+            if return_evicted:
+                raise ValueError("warpkv: argument 'scores': not with return_evicted=True (the reporting path takes none)")
+            scores = self._arr(scores, "uint64", "scores")
         self._remember(keys)
         s = _arrays.stream_handle(stream, keys)
         expires_at = self._expiry(expires_at)
@@ -543,7 +556,7 @@ class KVCache(_Placed):
             if want_out and out is None:
                 out = self._rows(keys, n)
             if not return_evicted:
-                self._core.run(ops, int(uniform), keys, values, out if want_out else None, st, expires_at, s)
+                self._core.run(ops, int(uniform), keys, values, out if want_out else None, st, expires_at, scores, s)
                 return st, out, None, (st == _FOUND if want_found else None)
             idx, ks, vs = self._core.run_reporting(ops, int(uniform), keys, values, out if want_out else None, st,
                                                    expires_at, s)
@@ -567,25 +580,27 @@ class KVCache(_Placed):
         return self._batch(None, CacheOp.CONTAINS, keys, None, False, None, False, stream, None, True)[3]
 
     def set(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
-            stream: Any = None):
+            scores: Any = None, stream: Any = None):
         """Inserts or assigns each key (INSERTED, ASSIGNED, INVALID_KEY), evicting when its buckets
         are full. Returns statuses, or (statuses, Evicted) with return_evicted=True (that path
-        goes through the host: a copy in and out)."""
-        st, _, ev, _ = self._batch(None, CacheOp.SET, keys, values, False, expires_at, return_evicted, stream)
+        goes through the host: a copy in and out, and takes no scores)."""
+        st, _, ev, _ = self._batch(None, CacheOp.SET, keys, values, False, expires_at, return_evicted, stream,
+                                   scores=scores)
         return (st, ev) if return_evicted else st
 
     def add(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
-            stream: Any = None):
+            scores: Any = None, stream: Any = None):
         """Inserts each absent key (INSERTED; FOUND when present: its value is kept). Returns as set()."""
-        st, _, ev, _ = self._batch(None, CacheOp.ADD, keys, values, False, expires_at, return_evicted, stream)
+        st, _, ev, _ = self._batch(None, CacheOp.ADD, keys, values, False, expires_at, return_evicted, stream,
+                                   scores=scores)
         return (st, ev) if return_evicted else st
 
     def get_or_set(self, keys: Any, values: Any, *, expires_at: Any = None, return_evicted: bool = False,
-                   out: Any = None, stream: Any = None):
+                   out: Any = None, scores: Any = None, stream: Any = None):
         """Returns each key's cached value (FOUND) or sets the given one (INSERTED) and returns it:
         (values, statuses), or (values, statuses, Evicted) with return_evicted=True."""
         st, out, ev, _ = self._batch(None, CacheOp.GET_OR_SET, keys, values, True, expires_at, return_evicted, stream,
-                                  out)
+                                  out, scores=scores)
         return (out, st, ev) if return_evicted else (out, st)
 
     def erase(self, keys: Any, *, stream: Any = None) -> Any:
@@ -593,7 +608,7 @@ class KVCache(_Placed):
         return self._batch(None, CacheOp.ERASE, keys, None, False, None, False, stream)[0]
 
     def execute(self, ops: Any, keys: Any, values: Any = None, *, expires_at: Any = None,
-                return_evicted: bool = False, stream: Any = None):
+                return_evicted: bool = False, scores: Any = None, stream: Any = None):
         """A mixed batch: operation i is ops[i] (CacheOp codes, uint8) on keys[i], with values[i]
         for set/add/get_or_set (values may be None when none is among ops). Returns (statuses,
         values) (the gets' and get_or_sets' values), or (statuses, values, Evicted)."""
@@ -603,7 +618,8 @@ class KVCache(_Placed):
         if values is None:
             with _arrays.stream_context(keys, stream):  # zeroed on the stream the batch waits for
                 values = self._zeros(keys, (n,) + self._row_shape, self._core.value_dtype)
-        st, out, ev, _ = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream)
+        st, out, ev, _ = self._batch(ops, CacheOp.GET, keys, values, True, expires_at, return_evicted, stream,
+                                     scores=scores)
         return (st, out, ev) if return_evicted else (st, out)
 
     # -- whole-table calls (not concurrently with batches; size, capacity, clear: _Placed's) --
@@ -615,15 +631,28 @@ class KVCache(_Placed):
     def time(self) -> int:
         return self._core.time()
 
-    def items(self, like: Any = None) -> Tuple[Any, Any, Any]:
+    def set_global_epoch(self, epoch: int) -> None:
+        """HierarchicalKV's global epoch: epoch_lru and epoch_lfu put its low 32 bits in a score's
+        high 32 bits, so an older epoch's entries are evicted first (other policies ignore it).
+        A batch takes the epoch set when it starts."""
+        self._core.set_global_epoch(_arrays.count(epoch, "epoch"))
+
+    def global_epoch(self) -> int:
+        return self._core.global_epoch()
+
+    def items(self, like: Any = None, *, with_scores: bool = False) -> Tuple[Any, ...]:
         """(keys, values, expires_at) of every live entry (a copy through the host), as arrays of
-        like's framework and device (default: that of the last batch's keys)."""
-        ks, vs, es = self._core.export_entries()
+        like's framework and device (default: that of the last batch's keys); with_scores=True:
+        (keys, values, expires_at, scores), scores the eviction policy's uint64 words (lru: a
+        recency stamp, lfu: the count, epoch_*: epoch << 32 | stamp or count, custom: the
+        caller's)."""
+        ks, vs, es, ss = self._core.export_entries()
         like = self._items_like(like)
         keys = np.frombuffer(ks, dtype=np.uint64).copy()
         values = np.frombuffer(vs, dtype=self._core.value_dtype).reshape((-1,) + self._row_shape).copy()
         exp = np.frombuffer(es, dtype=np.uint64).copy()
-        return tuple(_arrays.from_numpy(a, like) for a in (keys, values, exp))
+        arrays = (keys, values, exp) + ((np.frombuffer(ss, dtype=np.uint64).copy(),) if with_scores else ())
+        return tuple(_arrays.from_numpy(a, like) for a in arrays)
 
     @property
     def value_width(self) -> int:

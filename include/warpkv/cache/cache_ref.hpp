@@ -32,6 +32,7 @@
 #include "warpkv/cache/detail/bucket_view.hpp"
 #include "warpkv/cache/detail/cache_types.hpp"
 #include "warpkv/core/atomic.hpp"
+#include "warpkv/core/half.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
@@ -223,8 +224,9 @@ class cache_ref {
     return st;
   }
 
-  /// Accumulate or insert (HKV's accum_or_assign for vectors of T, T float or double): a live
-  /// entry of k gets `delta` added element-wise to its value (value words read as T[]): assigned;
+  /// Accumulate or insert (HKV's accum_or_assign for vectors of T: float, double, or half, which
+  /// adds through float and rounds once, detail::accumulate): a live entry of k gets `delta`
+  /// added element-wise to its value (value words read as T[]): assigned;
   /// an absent key is inserted with `delta` as its value (as set, evicting when it must):
   /// inserted. The accumulation is one write window under both bucket locks; when the key is
   /// absent the locks are released and the insert runs as `add`, which finds a key inserted
@@ -232,7 +234,7 @@ class cache_ref {
   template <class T, class Tile>
   WARPKV_HD status accum_or_insert(const Tile& t, const Key& k, const std::uint64_t* delta, cache_clock c,
                                    cache_eviction<Key> ev = {}) const {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "accumulated elements are 4 or 8 bytes");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "accumulated elements are 2, 4 or 8 bytes");
     if (!layout::valid(k)) return status::invalid_key;
     const bucket_pair p = pair_of(k);
     for (;;) {
@@ -243,9 +245,9 @@ class cache_ref {
         for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize) {
           T a[8 / sizeof(T)], b[8 / sizeof(T)];
           const std::uint64_t old = detail::load_word(v_.value_at(r.hit)[j]), d = delta[j];
-          memcpy(a, &old, 8);
-          memcpy(b, &d, 8);
-          for (std::size_t e = 0; e < 8 / sizeof(T); ++e) a[e] += b[e];
+          memcpy(static_cast<void*>(a), &old, 8);  // T may be a class (__half)
+          memcpy(static_cast<void*>(b), &d, 8);
+          for (std::size_t e = 0; e < 8 / sizeof(T); ++e) a[e] = detail::accumulate(a[e], b[e]);
           std::uint64_t sum = 0;
           memcpy(&sum, a, 8);
           detail::store_word(v_.value_at(r.hit)[j], sum);

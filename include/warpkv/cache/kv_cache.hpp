@@ -216,17 +216,19 @@ class kv_cache {
   /// GPU): no copies, stream-ordered launch, waits and returns the status counts. `ops` null:
   /// every operation is `uniform`; values_in/values_out/expires_at may be null when unused.
   /// Per batch: a memset of the status counters, one launch, one 56-byte copy back and the wait;
-  /// nothing is allocated (the counters come from a pool kept by the cache).
+  /// nothing is allocated (the counters come from a pool kept by the cache). `scores` (n, may
+  /// be null): the writes' scores for the score policies that take them, as insert_or_assign's
+  /// (docs/design/cache.md, "Score policies"; a null is never refused here, custom included).
   batch_summary execute_resident(std::size_t n, const cache_op* ops, cache_op uniform, const Key* keys,
                                  const std::uint64_t* values_in, std::uint64_t* values_out, status* statuses,
-                                 const std::uint64_t* expires_at = nullptr) {
+                                 const std::uint64_t* expires_at = nullptr, const std::uint64_t* scores = nullptr) {
     if (n == 0) return {};
     std::unique_ptr<batch_counters> c = take_counters();
     c->zero();
     std::unique_ptr<groups_scratch> g = join_groups(n, ops, uniform, keys);
     const detail::op_groups<Key> groups = g ? g->groups : detail::op_groups<Key>{};
     queue_batch(ex_, n, ops, uniform, keys, values_in, values_out, statuses, expires_at, c->data(), nullptr, nullptr,
-                nullptr, groups);
+                nullptr, groups, nullptr, scores);
     fix_up_groups(groups, n, keys, statuses, values_out);
     batch_summary sum = c->read();  // waits for the batch (and the fix-up)
     // the read phase counted the write phase's operations as `full` (queue_batch); no cache
@@ -385,15 +387,17 @@ class kv_cache {
       return detail::cache_assign_op<R>{r, keys, values, scores, stamp_base, now, epoch};
     });
   }
-  /// HKV accum_or_assign for values that are vectors of T (float or double: value_bytes a
-  /// multiple of sizeof(T)): a live entry of keys[i] gets deltas[i] added element-wise:
+  /// HKV accum_or_assign for values that are vectors of T (float, double or warpkv::half, which
+  /// adds through float and rounds once: value_bytes a multiple of sizeof(T); vector_cache.hpp
+  /// gives typed arrays): a live entry of keys[i] gets deltas[i] added element-wise:
   /// assigned; an absent key is inserted with deltas[i] as its value (evicting as set does):
   /// inserted. Per key linearizable (the accumulation under the key's bucket locks; an insert
   /// that finds the key inserted meanwhile accumulates instead), so racing calls lose no delta.
   template <class T = float>
   batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* deltas, status* statuses = nullptr,
                                 stream_arg stream = {}) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "accum_or_assign: T is float or double");
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
+                  "accum_or_assign: T is float, double or warpkv::half");
     need(keys, n, "keys");
     need(deltas, n, "deltas");
     require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
