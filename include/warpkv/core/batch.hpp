@@ -92,8 +92,9 @@ struct batch_body {
 
 /// One operation per tile: tile i runs operation i. Statuses are stored only when the caller
 /// asked for them (statuses != null); lane 0 of each tile counts in registers (a constant-index
-/// accumulator, so no local memory), and the counts are summed per warp at the end (one atomic
-/// per warp and status kind that occurred); nothing is counted when counters is null.
+/// accumulator, so no local memory), and the counts are summed per warp and then per block at the
+/// end (flush: one atomic per block and status kind that occurred); nothing is counted when
+/// counters is null.
 template <int T, class Op>
 struct tile_op_body {
   /// The op's register budget (its ref's hot_register_budget), 0 when it declares none: the
@@ -126,27 +127,59 @@ struct tile_op_body {
     }
   }
 
-  /// Every thread of the block calls it once, after its last operation (tile_kernel). On the
-  /// device the counts are summed per warp (__reduce_add_sync), then per block in shared memory,
-  /// and one thread a kind adds the block's sum to the batch's counter: a grid of a block per
-  /// 256 operations (thread_per_item) would otherwise send one atomic a warp to the same few
-  /// words (session 15, call A: 734 K atomics on one address, 12 % of the H64 insert kernel's
-  /// stall samples waiting for them to drain).
+#if WARPKV_DEVICE_PASS
+  /// The block's status sums and the count of its warps that have added theirs (shared memory).
+  struct block_counts {
+    unsigned sum[num_status_kinds];
+    unsigned warps_done;
+  };
+  __device__ static block_counts& block_shared() {
+    __shared__ block_counts b;
+    return b;
+  }
+  /// tile_kernel calls it on every thread before the block's first operation: zeroes the sums.
+  __device__ void block_begin() const {
+    if (counters == nullptr) return;  // a kernel parameter: the same for the whole block
+    block_counts& b = block_shared();
+    if (threadIdx.x < num_status_kinds) b.sum[threadIdx.x] = 0;
+    if (threadIdx.x == 0) b.warps_done = 0;
+    __syncthreads();  // at the block's start, where every warp is anyway
+  }
+#endif
+  /// Every thread calls it once, after its last operation (tile_kernel). On the device a warp's
+  /// counts are summed (__reduce_add_sync) into the block's sums in shared memory, and the last
+  /// warp of the block to finish adds the block's sums to the batch's counters: one atomic a
+  /// block and kind, and no warp waits for another (a barrier here held every block until its
+  /// slowest operation was done: H64 inserts -5 % / -18 % at LF 0.8 / 0.9, session 15, call C).
+  /// Per warp, a grid of a block per 256 operations (thread_per_item) sent one atomic a warp to
+  /// the same few words (call A: 734 K, 12 % of the H64 insert kernel's stall samples waiting for
+  /// them to drain). Ordering, block scope: a warp's adds, __threadfence_block, its increment of
+  /// warps_done; the warp whose increment returns the last count fences and then reads every sum.
   template <class Tile>
   WARPKV_HD void flush(const Tile&, accumulator& acc) const {
-    if (counters == nullptr) return;  // a kernel parameter: the same for the whole block
+    if (counters == nullptr) return;
 #if WARPKV_DEVICE_PASS
-    __shared__ unsigned block_sum[num_status_kinds];
-    if (threadIdx.x < num_status_kinds) block_sum[threadIdx.x] = 0;
-    __syncthreads();
+    block_counts& b = block_shared();
+    const bool leader = (threadIdx.x & 31u) == 0;
 #pragma unroll
     for (int k = 0; k < num_status_kinds; ++k) {
       const unsigned sum = __reduce_add_sync(0xffffffffu, acc.c[k]);  // every lane of the warp flushes
-      if ((threadIdx.x & 31u) == 0 && sum != 0) atomicAdd_block(&block_sum[k], sum);
+      if (leader && sum != 0) atomicAdd_block(&b.sum[k], sum);
     }
-    __syncthreads();
-    if (threadIdx.x < num_status_kinds && block_sum[threadIdx.x] != 0)
-      atomic_ref<unsigned long long>(counters[threadIdx.x]).fetch_add(block_sum[threadIdx.x], memory_order::relaxed);
+    unsigned last = 0;
+    if (leader) {
+      __threadfence_block();
+      last = atomicAdd_block(&b.warps_done, 1u) == blockDim.x / 32u - 1u;
+    }
+    last = __shfl_sync(0xffffffffu, last, 0);
+    if (last) {
+      __threadfence_block();
+      const unsigned lane = threadIdx.x & 31u;
+      if (lane < num_status_kinds) {
+        const unsigned total = atomicAdd_block(&b.sum[lane], 0u);
+        if (total != 0) atomic_ref<unsigned long long>(counters[lane]).fetch_add(total, memory_order::relaxed);
+      }
+    }
 #else
     for (int k = 0; k < num_status_kinds; ++k)
       if (acc.c[k] != 0) atomic_ref<unsigned long long>(counters[k]).fetch_add(acc.c[k], memory_order::relaxed);

@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(block_threads, min_blocks_of<Body>()) tile_ker
   cuda_tile<N> tile(cg_tile);
   constexpr std::size_t tiles_per_block = block_threads / N;
   typename Body::accumulator acc{};
+  if constexpr (requires { body.block_begin(); }) body.block_begin();  // every thread, before any operation
   for (std::size_t idx = blockIdx.x * tiles_per_block + cg_tile.meta_group_rank(); idx < num_tiles;
        idx += static_cast<std::size_t>(gridDim.x) * tiles_per_block) {
     body(tile, idx, acc);
