@@ -138,8 +138,10 @@ struct tile_op_body {
     return b;
   }
   /// tile_kernel calls it on every thread before the block's first operation: zeroes the sums.
+  /// Branch-free (also when nothing is counted): a branch here, before the kernel's parameters
+  /// are loaded into uniform registers, made scripts/sass_lint.py flag every read of them after a
+  /// YIELD (its rule: uniform registers written after the function's first branch).
   __device__ void block_begin() const {
-    if (counters == nullptr) return;  // a kernel parameter: the same for the whole block
     block_counts& b = block_shared();
     if (threadIdx.x < num_status_kinds) b.sum[threadIdx.x] = 0;
     if (threadIdx.x == 0) b.warps_done = 0;
