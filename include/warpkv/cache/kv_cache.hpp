@@ -591,11 +591,13 @@ class kv_cache {
     return static_cast<std::size_t>(evicted);
   }
 
- private:
-  /// An array an HKV-named call needs: not null when n > 0.
+ protected:
+  /// An array an HKV-named call needs: not null when n > 0 (vector_cache's typed calls too).
   static void need(const void* p, std::size_t n, const char* name) {
     require(n == 0 || p != nullptr, name, "null with n = " + std::to_string(n) + " > 0");
   }
+
+ private:
   /// The inserts' scores: a custom-score design needs them (HKV's kCustomized requires them).
   void need_scores(const std::uint64_t* scores, std::size_t n) const {
     require(n == 0 || scores != nullptr || cfg_.eviction != cache_eviction_policy::custom, "scores",

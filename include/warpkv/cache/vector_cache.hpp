@@ -53,6 +53,7 @@ template <class V, class Key = std::uint64_t, int BucketWidth = 4, int TileSize 
 class vector_cache : private kv_cache<Key, BucketWidth, TileSize, Design> {
   static_assert(std::is_same_v<V, float> || std::is_same_v<V, half>, "vector_cache: V is float or warpkv::half");
   using base = kv_cache<Key, BucketWidth, TileSize, Design>;
+  using base::need;  // a null array with n > 0 throws naming it
 
  public:
   using value_type = V;
@@ -168,9 +169,6 @@ class vector_cache : private kv_cache<Key, BucketWidth, TileSize, Design> {
                 " bytes, but cfg.value_bytes is " + std::to_string(cfg.value_bytes) + " (leave it at its default)");
     cfg.value_bytes = bytes;
     return cfg;
-  }
-  static void need(const void* p, std::size_t n, const char* name) {
-    require(n == 0 || p != nullptr, name, "null with n = " + std::to_string(n) + " > 0");
   }
 
   /// A typed array as the cache's value words: in place (staged empty), or staged rows.
