@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   s->add_option("--neighborhood", st.neighborhood, "hopscotch: neighborhood H, the slots a key may sit from its home bucket")
       ->check(CLI::Range(1u, 32u))
       ->capture_default_str();
-  s->add_option("--map", st.maps, "Maps, comma-separated: hopscotch (per --tile), hopscotch-buckets (u32/u32, --tile 1 and 4), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
+  s->add_option("--map", st.maps, "Maps, comma-separated: hopscotch (per --tile), hopscotch-buckets (u32/u32, --tile 1 and 4), cuckoo (u32: --tile 1, 4, 8; else 4), chained-pool, chained-device (tile 1)")
       ->delimiter(',')
       ->check(CLI::IsMember({"hopscotch", "hopscotch-buckets", "cuckoo", "chained-pool", "chained-device", "linear", "quadratic"}))
       ->capture_default_str();
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "half"}))
       ->capture_default_str();
 
-  d->add_option("--map", dy.maps, "Maps, comma-separated: hopscotch (per --tile), hopscotch-buckets (u32/u32, --tile 1 and 4), cuckoo (tile 4), chained-pool, chained-device (tile 1)")
+  d->add_option("--map", dy.maps, "Maps, comma-separated: hopscotch (per --tile), hopscotch-buckets (u32/u32, --tile 1 and 4), cuckoo (u32: --tile 1, 4, 8; else 4), chained-pool, chained-device (tile 1)")
       ->delimiter(',')
       ->check(CLI::IsMember({"hopscotch", "hopscotch-buckets", "cuckoo", "chained-pool", "chained-device"}))
       ->capture_default_str();

@@ -114,11 +114,13 @@ void dispatch_map(const std::string& name, int key_bits, int value_bits, const s
   if (w32 || w64) {
     if (name == "cuckoo") {
       if (!w32) return f.template operator()<warpkv::cuckoo_map<u64, u64, cuckoo_bench_tile>>();
-      // u32/u32 (the packed fast paths): a bucket of 8 slots read by 4 lanes (two slots each) or
-      // by 8 (one each), as --tile asks; other tiles fall back to 4.
+      // u32/u32 (the packed fast paths): a bucket of 8 slots read by 4 lanes (two slots each), by
+      // 8 (one each) or by one thread per operation (16 bytes at a time), as --tile asks; other
+      // tiles fall back to 4.
       bool ran = false;
       for (const int tile : tiles) {
-        if (tile == 8) f.template operator()<warpkv::cuckoo_map<u32, u32, 8>>(), ran = true;
+        if (tile == 1) f.template operator()<warpkv::cuckoo_map<u32, u32, 1>>(), ran = true;
+        else if (tile == 8) f.template operator()<warpkv::cuckoo_map<u32, u32, 8>>(), ran = true;
         else if (tile == cuckoo_bench_tile) f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>(), ran = true;
       }
       if (!ran) f.template operator()<warpkv::cuckoo_map<u32, u32, cuckoo_bench_tile>>();

@@ -196,6 +196,26 @@ WARPKV_HD inline void load_relaxed_pair(std::uint64_t* p, std::uint64_t& a, std:
 #endif
 }
 
+/// Two adjacent 8-byte words (16-byte aligned) in one instruction on the GPU, as a probe reads:
+/// relaxed atomic loads (load_relaxed_pair) where writers may run, an ordinary 16-byte load
+/// (L1-cached) of a table nothing writes while it runs (read_mode::quiescent); two loads on the
+/// host.
+template <read_mode Reads>
+WARPKV_HD inline void load_pair(std::uint64_t* p, std::uint64_t& a, std::uint64_t& b) {
+  if constexpr (Reads == read_mode::relaxed) {
+    load_relaxed_pair(p, a, b);
+  } else {
+#if WARPKV_DEVICE_PASS
+    const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(p);
+    a = v.x;
+    b = v.y;
+#else
+    a = p[0];
+    b = p[1];
+#endif
+  }
+}
+
 /// A fence at device scope (GPU) or process scope (host).
 WARPKV_HD inline void atomic_thread_fence(memory_order o) {
 #if WARPKV_DEVICE_PASS

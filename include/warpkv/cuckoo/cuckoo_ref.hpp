@@ -56,6 +56,9 @@ class cuckoo_ref {
   static constexpr int hot_register_budget = 48;
   /// The bulk API runs uniform insert batches through insert_fast first (packed layout only).
   static constexpr bool fast_bulk_inserts = layout::packed;
+  /// One-lane tiles run uniform batches a thread per operation (core/launcher.hpp), each thread
+  /// reading a packed bucket 16 bytes at a time, as the bucketed hopscotch does.
+  static constexpr bool thread_per_op = true;
   /// Most candidate buckets per key, and the longest eviction chain a ref may be asked for.
   static constexpr unsigned max_hash_functions = 3;
   static constexpr unsigned max_chain_limit = 64;
@@ -137,12 +140,11 @@ class cuckoo_ref {
   WARPKV_HD status find_quiescent(const Tile& t, Key k, Value* out = nullptr) const {
     const key_bits kb = to_bits(k);
     if (kb == empty_) return status::invalid_key;
-    bucket_look l[max_hash_functions];
     for (unsigned i = 0; i < max_hash_functions; ++i) {
       if (i == d_) break;
-      look<read_mode::quiescent>(t, kb, i, 1, l);
-      if (l[0].match != 0) return report_value(l[0].value, out);
-      if (l[0].fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
+      const bucket_look l = look<read_mode::quiescent>(t, kb, i);
+      if (l.match != 0) return report_value(l.value, out);
+      if (l.fresh != 0) return status::not_found;  // rule F: kb is not behind a fresh slot
     }
     return status::not_found;
   }
@@ -163,14 +165,19 @@ class cuckoo_ref {
     if constexpr (layout::packed) {
       // Fast path: one bucket. Inserts place keys first-fit, so most keys sit in their first
       // bucket, and a packed hit is its own proof.
-      bool hit = false;
-      value_bits val = 0;
-      for (unsigned s = rank; s < bucket_slots; s += T) {
-        const auto e = layout::load(slot_at(b[0], s), memory_order::relaxed);
-        if (e.key == kb) hit = true, val = e.value;
+      if constexpr (T == 1) {
+        const bucket_look l = look<read_mode::relaxed>(t, kb, 0);  // 16 bytes at a time
+        if (l.match != 0) return report_value(l.value, out);
+      } else {
+        bool hit = false;
+        value_bits val = 0;
+        for (unsigned s = rank; s < bucket_slots; s += T) {
+          const auto e = layout::load(slot_at(b[0], s), memory_order::relaxed);
+          if (e.key == kb) hit = true, val = e.value;
+        }
+        const std::uint32_t hits = t.ballot(hit);
+        if (hits != 0) return report_hit(t, val, hits, out);
       }
-      const std::uint32_t hits = t.ballot(hit);
-      if (hits != 0) return report_hit(t, val, hits, out);
     }
     for (int attempt = 0;; ++attempt) {
       std::uint32_t v[max_hash_functions];
@@ -251,45 +258,57 @@ class cuckoo_ref {
     value_bits value;
   };
 
-  /// Reads candidate buckets first .. first + n - 1 of kb (n <= d - first) with the tile: all
-  /// loads first (lane r reads slots r, r+T, ... of each bucket), then the collectives; out[i] is
-  /// bucket first + i. Reads: quiescent, ordinary loads (a table nobody writes meanwhile), or
+  /// Reads candidate bucket i of kb with the tile: all loads first (lane r reads slots r, r+T, ...),
+  /// then the collectives. Reads: quiescent, ordinary loads (a table nobody writes meanwhile), or
   /// relaxed atomic loads of whole slots. Loops run to constants so that everything stays in
   /// registers. (A 4-lane tile reading a bucket with one 16-byte load per lane measured no faster
-  /// than two 8-byte loads per lane, and 8 lanes stay faster: docs/perf.md, session 11.)
+  /// than two 8-byte loads per lane, and 8 lanes stay faster: docs/perf.md, session 11.) One lane
+  /// with packed slots reads the bucket 16 bytes at a time (core's load_pair: four requests for
+  /// the 64-byte line, each 8-byte slot single-copy atomic) and needs no collective.
   template <read_mode Reads, class Tile>
-  WARPKV_HD void look(const Tile& t, key_bits kb, unsigned first, unsigned n, bucket_look* out) const {
+  WARPKV_HD bucket_look look(const Tile& t, key_bits kb, unsigned i) const {
     constexpr unsigned T = Tile::size();
-    constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
-    const unsigned rank = t.thread_rank();
-    typename layout::entry e[max_hash_functions][per_lane];
-    WARPKV_UNROLL
-    for (unsigned i = 0; i < max_hash_functions; ++i) {
-      if (i >= n) continue;
-      const std::size_t b = bucket_bits(kb, first + i);
+    const std::size_t b = bucket_bits(kb, i);
+    if constexpr (T == 1 && layout::packed) {
+      std::uint64_t w[bucket_slots];
+      std::uint64_t* p = &slot_at(b, 0).pair;
+      WARPKV_UNROLL
+      for (unsigned s = 0; s < bucket_slots; s += 2) load_pair<Reads>(p + s, w[s], w[s + 1]);
+      bucket_look r{0, 0, 0, 0};
+      WARPKV_UNROLL
+      for (unsigned s = bucket_slots; s-- > 0;) {  // downwards: the lowest matching slot's value stays
+        const auto e = layout::unpack(w[s]);
+        if (e.key == kb) r.match |= 1u << s, r.value = e.value;
+        if (e.key == empty_) {
+          r.empty |= 1u << s;
+          if (e.value == value_bits{0}) r.fresh |= 1u << s;
+        }
+      }
+      if (r.match != 0) r.fresh = 0;  // as the tile's look: fresh only reported for a miss
+      return r;
+    } else {
+      constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
+      const unsigned rank = t.thread_rank();
+      typename layout::entry e[per_lane];
       WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const unsigned s = j * T + rank;
         if (s >= bucket_slots) continue;
         if constexpr (Reads == read_mode::quiescent) {
           const slot_type c = slot_at(b, s);
-          e[i][j] = {layout::key_of(c), layout::value_of(c)};
+          e[j] = {layout::key_of(c), layout::value_of(c)};
         } else {
-          e[i][j] = layout::load(slot_at(b, s), memory_order::relaxed);
+          e[j] = layout::load(slot_at(b, s), memory_order::relaxed);
         }
       }
-    }
-    WARPKV_UNROLL
-    for (unsigned i = 0; i < max_hash_functions; ++i) {
-      if (i >= n) continue;
       std::uint32_t match = 0, empty = 0, fresh = 0;
       value_bits mine = 0;
       WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const bool valid = j * T + rank < bucket_slots;
-        const bool m = valid && e[i][j].key == kb;
-        const bool f = valid && e[i][j].key == empty_;
-        if (m) mine = e[i][j].value;
+        const bool m = valid && e[j].key == kb;
+        const bool f = valid && e[j].key == empty_;
+        if (m) mine = e[j].value;
         match |= (t.ballot(m) & lane_bits) << (j * T);
         empty |= (t.ballot(f) & lane_bits) << (j * T);
       }
@@ -297,13 +316,11 @@ class cuckoo_ref {
         WARPKV_UNROLL
         for (unsigned j = 0; j < per_lane; ++j) {
           const bool valid = j * T + rank < bucket_slots;
-          fresh |= (t.ballot(valid && e[i][j].key == empty_ && e[i][j].value == value_bits{0}) & lane_bits) << (j * T);
+          fresh |= (t.ballot(valid && e[j].key == empty_ && e[j].value == value_bits{0}) & lane_bits) << (j * T);
         }
       }
-      out[i].match = match;
-      out[i].empty = empty;
-      out[i].fresh = fresh;
-      out[i].value = match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) % T) : value_bits{0};
+      return bucket_look{match, empty, fresh,
+                         match != 0 ? t.shfl(mine, static_cast<unsigned>(lowest_lane(match)) % T) : value_bits{0}};
     }
   }
   /// The low bucket_slots bits of a ballot (a tile wider than a bucket has idle lanes).
@@ -321,21 +338,20 @@ class cuckoo_ref {
       long at = -1;  // kb's slot when present, else the first free slot
       bool present = false;
       value_bits seen = 0;  // kb's value when present; else the free slot's value (0 fresh, 1 hole)
-      bucket_look l[max_hash_functions];
       for (unsigned i = 0; i < max_hash_functions; ++i) {
         if (i == d_) break;
-        look<read_mode::relaxed>(t, kb, i, 1, l);
+        const bucket_look l = look<read_mode::relaxed>(t, kb, i);
         const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
-        if (l[0].match != 0) {
-          present = true, seen = l[0].value, at = base + lowest_lane(l[0].match);
+        if (l.match != 0) {
+          present = true, seen = l.value, at = base + lowest_lane(l.match);
           break;
         }
-        if (at < 0 && l[0].empty != 0) {
-          const int s = lowest_lane(l[0].empty);
+        if (at < 0 && l.empty != 0) {
+          const int s = lowest_lane(l.empty);
           at = base + s;
-          seen = ((l[0].fresh >> s) & 1u) != 0 ? 0u : hole_value;
+          seen = ((l.fresh >> s) & 1u) != 0 ? 0u : hole_value;
         }
-        if (l[0].fresh != 0) break;
+        if (l.fresh != 0) break;
       }
       if (at < 0) return status::full;  // every candidate bucket full: the complete protocol evicts
       int r = 0;  // lane 0's outcome: 1 inserted, 2 found, 3 assigned, 0 lost the slot to another key

@@ -91,21 +91,12 @@ WARPKV_HD inline void load_lane_words(hop_bucket& b, unsigned rank, std::uint64_
     for (unsigned i = 0; i < W; ++i) w[i] = none;
     return;
   }
-  if constexpr (Reads == read_mode::quiescent && W % 2 == 0 && WARPKV_DEVICE_PASS) {
-#if WARPKV_DEVICE_PASS
+  if constexpr (W % 2 == 0) {
     WARPKV_UNROLL
-    for (unsigned i = 0; i < W; i += 2) {
-      const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(&b.word[first + i]);
-      w[i] = v.x;
-      w[i + 1] = v.y;
-    }
-#endif
+    for (unsigned i = 0; i < W; i += 2) load_pair<Reads>(&b.word[first + i], w[i], w[i + 1]);
   } else if constexpr (Reads == read_mode::quiescent) {
     WARPKV_UNROLL
     for (unsigned i = 0; i < W; ++i) w[i] = b.word[first + i];
-  } else if constexpr (W % 2 == 0) {
-    WARPKV_UNROLL
-    for (unsigned i = 0; i < W; i += 2) load_relaxed_pair(&b.word[first + i], w[i], w[i + 1]);
   } else {
     WARPKV_UNROLL
     for (unsigned i = 0; i < W; ++i) w[i] = atomic_ref<std::uint64_t>(b.word[first + i]).load(memory_order::relaxed);
