@@ -32,6 +32,7 @@ void instantiate_hot_kernels(std::size_t n) {
   warpkv::hopscotch_map<std::uint32_t, std::uint32_t, 4, warpkv::hopscotch_buckets> b4(64);
   warpkv::hopscotch_map<std::uint32_t, std::uint32_t, 1, warpkv::hopscotch_buckets> b1(64);
   warpkv::cuckoo_map<std::uint32_t, std::uint32_t, 8> c8(64);
+  warpkv::cuckoo_map<std::uint32_t, std::uint32_t, 1> c1(64);
   warpkv::linear_map<std::uint32_t, std::uint32_t, 1> l1(64);
   warpkv::quadratic_map<std::uint32_t, std::uint32_t, 1> q1(64);
   use(h4, n);
@@ -39,6 +40,7 @@ void instantiate_hot_kernels(std::size_t n) {
   use(b4, n);
   use(b1, n);
   use(c8, n);
+  use(c1, n);
   use(l1, n);
   use(q1, n);
 }

@@ -289,7 +289,7 @@ class cuckoo_ref {
     } else {
       constexpr unsigned per_lane = T >= bucket_slots ? 1 : bucket_slots / T;
       const unsigned rank = t.thread_rank();
-      typename layout::entry e[per_lane];
+      typename layout::entry e[per_lane] = {};
       WARPKV_UNROLL
       for (unsigned j = 0; j < per_lane; ++j) {
         const unsigned s = j * T + rank;
