@@ -5,6 +5,7 @@
 // is std::atomic_ref, so that many host threads racing on a table exercise the
 // same algorithm with real concurrency (and ThreadSanitizer sees every access).
 #include <atomic>
+#include <cstdint>
 #include <type_traits>
 
 #include "warpkv/core/config.hpp"
@@ -72,6 +73,26 @@ class atomic_ref {
     return dev().load(detail::to_cuda(o));
 #else
     return std::atomic_ref<T>(*p_).load(detail::to_std(o));
+#endif
+  }
+  /// A weak read for protocols that validate what they read with a CAS (the bulk insert-only
+  /// batches of open addressing): on the GPU one plain `ld.global` (cached in L1, so it may return
+  /// an older value of *p than L2 holds, never a torn one: an aligned 4- or 8-byte scalar access is
+  /// one memory operation in the PTX model, which does not require data-race freedom). One
+  /// volatile asm statement, so the compiler can neither drop it nor load twice (a re-load could
+  /// hand the CAS a different word than the one the decision was made on). On the host a relaxed
+  /// atomic load (ThreadSanitizer sees an atomic access; a CPU's relaxed load costs a plain one).
+  WARPKV_HD T load_weak() const {
+#if WARPKV_DEVICE_PASS
+    T v;
+    if constexpr (sizeof(T) == 8) {
+      asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(p_));
+    } else {
+      asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p_));
+    }
+    return v;
+#else
+    return std::atomic_ref<T>(*p_).load(std::memory_order_relaxed);
 #endif
   }
   WARPKV_HD void store(T v, memory_order o = memory_order::seq_cst) const {
@@ -176,11 +197,16 @@ class atomic_ref {
   T* p_;
 };
 
-/// How a probe reads slots: relaxed atomic loads (device scope: they skip L1 and see L2's current
-/// value) where writers may run, ordinary C++ loads (quiescent) for a table that nothing writes
-/// while the read runs (the bulk API's find-only batches). Weak, L1-cached reads in the insert
-/// walks were tried and measured slower (docs/perf.md, session 11).
-enum class read_mode { relaxed, quiescent };
+/// How a probe reads slots:
+///  - relaxed: relaxed atomic loads (device scope: they skip L1 and see L2's current value) where
+///    writers may run;
+///  - weak: atomic_ref::load_weak (L1-cached on the GPU, possibly stale, never torn), for
+///    protocols in which every decision taken on a read is validated by a CAS whose failure
+///    returns the current word (open addressing's insert-only batches: session 16 measured them
+///    faster with a thread per operation; session 11, with tiles, slower);
+///  - quiescent: ordinary C++ loads, for a table that nothing writes while the read runs (the bulk
+///    API's find-only batches).
+enum class read_mode { relaxed, weak, quiescent };
 
 /// Two adjacent 8-byte words (16-byte aligned) read by relaxed atomic loads of device scope, in one
 /// instruction on the GPU (`ld.relaxed.gpu.global.v2.u64`: PTX performs a vector access as its

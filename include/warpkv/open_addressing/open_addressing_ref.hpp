@@ -112,6 +112,29 @@ class open_addressing_ref {
   /// Uniform batches with one-lane windows launch a thread per operation (session 11, call J:
   /// inserts +14-32 %, finds -6 % to +13 % against a persistent grid; wider windows lost).
   static constexpr bool thread_per_op = true;
+  /// The bulk API runs uniform insert batches through insert_fast first: packed pairs with
+  /// one-lane windows (a thread per operation, whose next slots share the L1 line a weak read
+  /// brought; session 16: +11-27 % at LF 0.8). Wider windows keep the relaxed walk (session 11
+  /// measured weak reads 3-8 % slower there).
+  static constexpr bool fast_bulk_inserts = packed && Window == 1;
+  /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
+  /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
+  /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"), one window at a
+  /// time (no probe group: 32 registers instead of 45-48 at T = 1). inserted, found, full,
+  /// invalid_key; full (the probe limit) hands the op to insert() in the bulk API's second launch.
+  template <class Tile>
+  WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
+    requires(packed)
+  {
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
+  }
+  /// insert_or_assign under the same conditions: inserted, assigned, full, invalid_key.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
+    requires(packed)
+  {
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
+  }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
   WARPKV_HD status find(const Tile& t, Key k, Value* out = nullptr) const {
@@ -198,12 +221,14 @@ class open_addressing_ref {
   /// failed one returns what is there now: k (then found, or assign by CAS on the pair) or another
   /// key (then the next candidate). Slots only go empty -> key -> tombstone while operations run,
   /// so two inserts of k stop at the same first slot and one CAS wins.
-  template <class Tile>
+  /// Reads: relaxed for insert/insert_or_assign, weak (one window at a time) for the fast forms,
+  /// in which only inserts run.
+  template <read_mode Reads = read_mode::relaxed, class Tile>
   WARPKV_HD status upsert_packed(const Tile& t, key_bits kb, value_bits vb, bool or_assign) const {
     if (is_sentinel(kb)) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     const std::uint64_t mine = pair::pack(kb, vb);
-    const int r = walk_words(t, kb, [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
+    auto decide = [&](std::uint32_t candidates, std::uint64_t w, std::size_t i) -> int {
       // k itself comes first (act on it, no claim); then the empty slots in probe order. An
       // assign that finds k tombstoned under it falls through to this window's empty slots:
       // skipping them would let this upsert insert k beyond a slot where another insert of k
@@ -243,7 +268,9 @@ class open_addressing_ref {
         if (result != go_on) return outcome_status(result);
       }
       return -1;
-    });
+    };
+    constexpr unsigned group = Reads == read_mode::weak ? 1u : max_group;
+    const int r = walk_impl<std::uint64_t, Reads, group>(t, kb, decide);
     return r < 0 ? status::full : static_cast<status>(r);
   }
 
@@ -345,6 +372,7 @@ class open_addressing_ref {
         const std::size_t i = seq.slot(rank);
         if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(i).load(memory_order::relaxed);
         else if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
+        else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
         else cur[m] = pair_ref(i).load(memory_order::relaxed);
         const key_bits key = static_cast<key_bits>(cur[m]);
         if (key == kb || key == empty_) stops_here |= 1u << m;
