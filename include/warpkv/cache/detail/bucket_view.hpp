@@ -163,22 +163,45 @@ struct bucket_view {
   }
 
   // ---- bucket locks and the occupancy count ----------------------------------------------------
+  /// Takes both buckets' locks (lane 0; docs/design/cache.md, "Writers"). First one step: a
+  /// relaxed try-lock of each, both CASes in flight at once, then one acquire fence (one round
+  /// trip where the ordered acquisition took two). When the lower bucket was taken and the
+  /// higher one not, it keeps the lower and waits for the higher (the ascending order); when
+  /// the lower one failed, it gives back the higher one if it took it (having waited for
+  /// nothing while holding it) and takes both in ascending order. So a tile waits only while
+  /// holding nothing or the lower bucket of its pair: the ordered protocol's wait-for edges.
   template <class Tile>
   WARPKV_HD void lock_pair(const Tile& t, const bucket_pair& p) const {
     if (t.thread_rank() == 0) {
       const std::size_t lo = p.first < p.second ? p.first : p.second;
       const std::size_t hi = p.first < p.second ? p.second : p.first;
-      lock_bucket(s.locks[lo]);
-      if (hi != lo) lock_bucket(s.locks[hi]);
+      if (hi == lo) {
+        lock_bucket(s.locks[lo]);
+      } else {
+        const bool got_lo = try_lock_bucket_relaxed(s.locks[lo]);
+        const bool got_hi = try_lock_bucket_relaxed(s.locks[hi]);
+        atomic_thread_fence(memory_order::acquire);  // both CASes' acquire, in one fence
+        if (!got_lo) {
+          if (got_hi) unlock_bucket(s.locks[hi]);  // nothing was read or written under it
+          lock_bucket(s.locks[lo]);
+          lock_bucket(s.locks[hi]);
+        } else if (!got_hi) {
+          lock_bucket(s.locks[hi]);
+        }
+      }
     }
     t.sync();
   }
+  /// Releases both buckets' locks: one release fence (after every lane's accesses: tile sync)
+  /// orders the tile's reads and writes under the locks, the closing version stores included,
+  /// before both relaxed unlocking stores (one fence where two release stores were).
   template <class Tile>
   WARPKV_HD void unlock_pair(const Tile& t, const bucket_pair& p) const {
     t.sync();  // every lane's writes precede the release
     if (t.thread_rank() == 0) {
-      unlock_bucket(s.locks[p.first]);
-      if (p.second != p.first) unlock_bucket(s.locks[p.second]);
+      atomic_thread_fence(memory_order::release);
+      atomic_ref<std::uint32_t>(s.locks[p.first]).store(0u, memory_order::relaxed);
+      if (p.second != p.first) atomic_ref<std::uint32_t>(s.locks[p.second]).store(0u, memory_order::relaxed);
     }
   }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads: the
