@@ -303,6 +303,13 @@ class cache_ref {
   WARPKV_HD std::uint64_t slot_expires(std::size_t slot) const { return detail::load_word(v_.s.expires[slot]); }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads.
   WARPKV_HD std::size_t occupied_slots() const { return v_.occupied_slots(); }
+  /// The gate pass (one thread, before a batch's write phase): sets the kick gate word that the
+  /// fast pass reads, closed when the sharded count is at least kick_slots (or moves cannot run).
+  WARPKV_HD void refresh_kick_gate() const {
+    v_.set_kick_gate(v_.buckets < 2 || max_kicks_ == 0 || v_.occupied_slots() >= kick_slots_);
+  }
+  /// Whether the kick gate word is closed (the fast pass then evicts instead of deferring).
+  WARPKV_HD bool kick_gate_closed() const { return v_.kick_gate_closed(); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     v_.load_key(slot, w);
@@ -431,13 +438,20 @@ class cache_ref {
   }
 
   /// Whether cuckoo moves may run now (the make_room gate: enough buckets, kicks allowed, fewer
-  /// than kick_slots slots filled). One lane reads, all follow: lanes reading a word that other
-  /// tiles change could disagree and then part ways around the tile's collectives.
-  template <class Tile>
+  /// than kick_slots slots filled). The complete pass (and every user kernel's write) sums the
+  /// occupancy shards (64 loads, on the rare path that may walk); the fast pass reads the kick
+  /// gate word that the batch's gate pass set from the same sum before the write phase (one
+  /// load: docs/design/cache.md, "Cuckoo moves"). One lane reads, all follow: lanes reading a
+  /// word that other tiles change could disagree and then part ways around the tile's
+  /// collectives.
+  template <cache_pass P, class Tile>
   WARPKV_HD bool kicks_allowed(const Tile& t) const {
     if (v_.buckets < 2 || max_kicks_ == 0) return false;
     std::uint32_t room = 0;
-    if (t.thread_rank() == 0) room = v_.occupied_slots() < kick_slots_;
+    if (t.thread_rank() == 0) {
+      if constexpr (P == cache_pass::fast) room = !v_.kick_gate_closed();
+      else room = v_.occupied_slots() < kick_slots_;
+    }
     return t.shfl(room, 0) != 0;
   }
 
@@ -475,7 +489,7 @@ class cache_ref {
         target = r.free;
         fills_empty = true;
       }
-      if (target == npos && kicks_allowed(t)) {
+      if (target == npos && kicks_allowed<P>(t)) {
         if constexpr (P == cache_pass::fast) {
           // both buckets full and cuckoo moves may make room: the complete pass's work
           v_.unlock_pair(t, p);

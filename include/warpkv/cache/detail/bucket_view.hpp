@@ -204,13 +204,23 @@ struct bucket_view {
       if (p.second != p.first) atomic_ref<std::uint32_t>(s.locks[p.second]).store(0u, memory_order::relaxed);
     }
   }
-  /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads: the
-  /// shards summed (independent loads; exact between batches, an estimate while inserts run).
+  /// Slots holding an entry (live or expired) by the sharded count: the shards summed
+  /// (independent loads; exact between batches, an estimate while inserts run). The complete
+  /// pass's cuckoo gate and the batch's gate pass read it; the fast pass reads kick_gate().
   WARPKV_HD std::size_t occupied_slots() const {
     unsigned long long n = 0;
     for (std::size_t k = 0; k < occupancy_shards; ++k)
       n += atomic_ref<unsigned long long>(s.occupied[k * occupancy_stride]).load(memory_order::relaxed);
     return static_cast<std::size_t>(n);
+  }
+  /// The batch's cuckoo gate word (after the occupancy shards, in its own sector): nonzero when
+  /// the gate pass before the batch's write phase found at least kick_slots slots filled
+  /// (cache_gate_fn). One load of a word that only gate passes write.
+  WARPKV_HD bool kick_gate_closed() const {
+    return atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).load(memory_order::relaxed) != 0;
+  }
+  WARPKV_HD void set_kick_gate(bool closed) const {
+    atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(closed ? 1ull : 0ull, memory_order::relaxed);
   }
   /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
   template <class Tile>

@@ -244,6 +244,16 @@ void launch_cache_phase(const execution& ex, std::size_t n, const Op& op, status
   launch<T>(ex, (n + T - 1) / T, cache_phase_body<T, Op>{op, n, statuses, counters, only_full, in_order});
 }
 
+/// The batch's gate pass (one operation, before its write phase): sums the occupancy shards once
+/// and sets the kick gate word that the write phase's fast pass reads instead of summing them
+/// per write (docs/design/cache.md, "Cuckoo moves": the gate is a placement heuristic).
+template <class Ref>
+struct cache_gate_fn {
+  Ref ref;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t) const { ref.refresh_kick_gate(); }
+};
+
 /// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
 /// move counters cleared alongside. The same for every design (the storage's strides say where).
 template <class Key>
@@ -264,7 +274,7 @@ struct cache_init_fn {
       if (s.moves != nullptr) s.moves[i / bucket_width] = 0;
     }
     if (i == 0)
-      for (std::size_t k = 0; k < occupancy_shards * occupancy_stride; ++k) s.occupied[k] = 0;
+      for (std::size_t k = 0; k < occupancy_words; ++k) s.occupied[k] = 0;  // the kick gate open
   }
 };
 
