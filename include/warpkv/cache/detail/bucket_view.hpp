@@ -164,8 +164,9 @@ struct bucket_view {
 
   // ---- bucket locks and the occupancy count ----------------------------------------------------
   /// Takes both buckets' locks (lane 0; docs/design/cache.md, "Writers"). First one step: a
-  /// relaxed try-lock of each, both CASes in flight at once, then one acquire fence (one round
-  /// trip where the ordered acquisition took two). When the lower bucket was taken and the
+  /// try-lock (acquire) of each, both CASes issued before either result is used (one round trip
+  /// where the ordered acquisition took two; an acquire CAS is the CAS and an L1 invalidation on
+  /// sm_90, where a standalone acquire fence would be a full MEMBAR). When the lower bucket was taken and the
   /// higher one not, it keeps the lower and waits for the higher (the ascending order); when
   /// the lower one failed, it gives back the higher one if it took it (having waited for
   /// nothing while holding it) and takes both in ascending order. So a tile waits only while
@@ -178,9 +179,8 @@ struct bucket_view {
       if (hi == lo) {
         lock_bucket(s.locks[lo]);
       } else {
-        const bool got_lo = try_lock_bucket_relaxed(s.locks[lo]);
-        const bool got_hi = try_lock_bucket_relaxed(s.locks[hi]);
-        atomic_thread_fence(memory_order::acquire);  // both CASes' acquire, in one fence
+        const bool got_lo = try_lock_bucket(s.locks[lo]);
+        const bool got_hi = try_lock_bucket(s.locks[hi]);
         if (!got_lo) {
           if (got_hi) unlock_bucket(s.locks[hi]);  // nothing was read or written under it
           lock_bucket(s.locks[lo]);

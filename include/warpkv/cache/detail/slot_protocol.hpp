@@ -39,12 +39,6 @@ WARPKV_HD inline bool try_lock_bucket(std::uint32_t& word) {
   return atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::acquire);
 }
 
-/// One attempt without ordering (lock_pair issues two and then one acquire fence).
-WARPKV_HD inline bool try_lock_bucket_relaxed(std::uint32_t& word) {
-  std::uint32_t expected = 0;
-  return atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::relaxed);
-}
-
 WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).store(0u, memory_order::release); }
 
 // ---- the seed's per-slot reader/writer lock (rw_lock mode) ----------------------------------
