@@ -1514,6 +1514,111 @@ TEST(CacheOccupancy, ShardedCountMatchesFilledSlots) {
   EXPECT_GT(moved_or_evicted_rounds, 0u) << "the sequence never filled the cache";
 }
 
+/// A user kernel's sets, one per tile (cache_pass::complete: its gate sums the shards).
+template <class Ref>
+struct set_one_per_tile {
+  Ref ref;
+  const std::uint64_t* keys;
+  const std::uint64_t* values;
+  std::size_t n;
+  std::uint64_t stamps;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile& t, std::size_t i) const {
+    if (i < n) (void)ref.set(t, keys[i], values + i, 0, cache_clock{stamps + i, 0, stamps, 0});
+  }
+};
+
+// The cuckoo gate (kick_load_limit): below the limit an insert into two full buckets makes room
+// by cuckoo moves instead of evicting; once a batch starts at or above it, no entry moves (inserts
+// evict); and the gate follows the count back down. The batch write phase's fast pass reads the
+// gate word its gate pass set, the complete pass the sharded count: a gate read wrongly in either
+// (an always-closed or stale fast-pass gate evicts below the limit; an always-open one moves
+// entries above it) fails here. The split path (statuses: gate pass, fast and complete passes)
+// and a user kernel's writes (the complete pass alone), with several concurrent host tiles.
+TEST(CacheGate, KicksBelowTheLimitOnlyAndFollowsTheCount) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
+  for (const int seed : {1, 2, 3}) {
+    cache_config cfg;
+    cfg.capacity = 1024;
+    cfg.value_bytes = 8;
+    cfg.max_kicks = 5000;
+    cfg.kick_load_limit = 0.75;
+    cfg.seed = static_cast<std::uint64_t>(seed);
+    kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+    const auto ref = cache.ref();
+    const std::size_t limit = static_cast<std::size_t>(cfg.kick_load_limit * static_cast<double>(cache.capacity()));
+    std::uint64_t next = 1 + 100000 * static_cast<std::uint64_t>(seed);
+    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) {
+      std::vector<std::uint64_t> keys(n), vals(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        keys[i] = key_of<std::uint64_t>(next++);
+        vals[i] = keys[i];
+      }
+      std::vector<std::byte> bytes(n * 8);
+      std::memcpy(bytes.data(), vals.data(), bytes.size());
+      std::vector<status> st(n);
+      cache.set(keys, bytes, st, ev);
+      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(st[i], status::inserted);
+    };
+    auto insert_by_kernel = [&](std::size_t n) {
+      std::vector<std::uint64_t> keys(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(next++);
+      auto k = buffer<std::uint64_t>::from_host(keys, ex);
+      using ref_t = kv_cache<std::uint64_t, 4, 4>::ref_type;
+      launch<4>(ex, n, simple_body<set_one_per_tile<ref_t>>{{ref, k.data(), k.data(), n, cache.reserve_stamps(n)}});
+    };
+    auto placement = [&] {
+      std::map<std::uint64_t, std::size_t> at;
+      for (std::size_t s = 0; s < cache.capacity(); ++s)
+        if (!ref.slot_empty(s)) at[ref.slot_key(s)] = s;
+      return at;
+    };
+    // 1. below the limit: never an eviction (moves make room), in batches of 32
+    while (ref.occupied_slots() + 32 < limit) {
+      cache_evictions<std::uint64_t> ev;
+      insert(32, &ev);
+      ASSERT_TRUE(ev.keys.empty()) << "seed " << seed << ": evicted at " << ref.occupied_slots() << " of " << cache.capacity()
+                                   << " slots filled, below the kick limit " << limit;
+    }
+    // 2. fill past the limit, then batches that start at or above it: no entry moves (batches
+    // of 16 alternating with a user kernel's 16 sets, so both kinds run while the cache fills
+    // from the limit to full: moves need empty slots)
+    std::size_t evicting_batches = 0;
+    for (int b = 0; b < 60; ++b) {
+      const bool above = ref.occupied_slots() >= limit;
+      const auto before = placement();
+      cache_evictions<std::uint64_t> ev;
+      if (b % 2 == 0) insert_by_kernel(16);
+      else insert(16, &ev);
+      if (!above) continue;
+      evicting_batches += ev.keys.empty() ? 0 : 1;
+      const auto after = placement();
+      for (const auto& [k, s] : before) {
+        const auto it = after.find(k);
+        if (it != after.end()) {
+          ASSERT_EQ(it->second, s) << "seed " << seed << ": a cuckoo move ran at or above the kick limit";
+        }
+      }
+    }
+    EXPECT_GT(evicting_batches, 0u) << "the cache never filled";
+    // 3. erase down to a third, then fill to below the limit again: no eviction
+    {
+      std::vector<std::uint64_t> keys;
+      for (const auto& [k, s] : placement()) keys.push_back(k);
+      keys.resize(keys.size() - cache.capacity() / 3);
+      std::vector<status> st(keys.size());
+      cache.erase(keys, st);
+    }
+    while (ref.occupied_slots() + 32 < limit) {
+      cache_evictions<std::uint64_t> ev;
+      insert(32, &ev);
+      ASSERT_TRUE(ev.keys.empty()) << "seed " << seed << ": evicted at " << ref.occupied_slots()
+                                   << " filled after erasing below the kick limit";
+    }
+  }
+}
+
 // A batch's hits refresh an entry at most once per batch (the bulk API's touch_below), yet they
 // do refresh it: on a two-bucket table (exact LRU) the entries hit in a batch, however often,
 // outlive the ones not hit.

@@ -19,8 +19,9 @@
 //    displacement steps, and only while fewer than kick_slots slots are filled), else evicts the
 //    eviction policy's choice among the two buckets' entries (an expired entry goes first),
 //    reporting the evicted key and value when asked. The batch write phase's fast pass
-//    (cache_pass::fast) hands such an insert back as `full` instead while cuckoo moves may run;
-//    the complete pass then runs it whole.
+//    (cache_pass::fast) hands such an insert back as `full` instead while cuckoo moves may run
+//    (as the kick gate word says: set from the filled-slot count by the batch's gate pass); the
+//    complete pass then runs it whole, gated by the count itself.
 // The caller supplies the clock: `stamp` orders recency (larger = more recent; the bulk API uses
 // a batch base plus the operation's index) and `now` is compared with entries' expiry times.
 #include <cstddef>
@@ -303,6 +304,13 @@ class cache_ref {
   WARPKV_HD std::uint64_t slot_expires(std::size_t slot) const { return detail::load_word(v_.s.expires[slot]); }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads.
   WARPKV_HD std::size_t occupied_slots() const { return v_.occupied_slots(); }
+  /// The gate pass (one thread, before a batch's write phase): sets the kick gate word that the
+  /// fast pass reads, closed when the sharded count is at least kick_slots (or moves cannot run).
+  WARPKV_HD void refresh_kick_gate() const {
+    v_.set_kick_gate(v_.buckets < 2 || max_kicks_ == 0 || v_.occupied_slots() >= kick_slots_);
+  }
+  /// Whether the kick gate word is closed (the fast pass then evicts instead of deferring).
+  WARPKV_HD bool kick_gate_closed() const { return v_.kick_gate_closed(); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     v_.load_key(slot, w);
@@ -347,6 +355,7 @@ class cache_ref {
     layout::to_words(k, q);
     const std::uint64_t now = c.now, start = sweep_start(c);
     std::size_t hit = npos, victim = npos;
+    bool hit_expired = false;  // the expiry of this lane's hit, as the scan loaded it
     std::uint64_t oldest = ~0ull;
     // every word the scan needs is loaded before any is used: one round trip, not one per test
     bool empty[2 * per_lane], match[2 * per_lane], expired[2 * per_lane];
@@ -368,6 +377,7 @@ class cache_ref {
       if (empty[i]) continue;
       if (hit == npos && match[i]) {
         hit = slot;
+        hit_expired = expired[i];
         continue;
       }
       if (expired[i]) {
@@ -380,8 +390,13 @@ class cache_ref {
       }
     }
     scan_result r;
-    r.hit = view_type::tile_first(t, hit);
-    r.hit_expired = r.hit != npos && v_.slot_expired(r.hit, now);
+    // the hit of the lowest lane that has one, with the expiry the scan read (not loaded again)
+    const std::uint32_t hits = t.ballot(hit != npos);
+    if (hits != 0) {
+      const unsigned owner = static_cast<unsigned>(lowest_lane(hits));
+      r.hit = static_cast<std::size_t>(t.shfl(static_cast<std::uint64_t>(hit), owner));
+      r.hit_expired = now != 0 && t.shfl(hit_expired ? 1u : 0u, owner) != 0;
+    }
     // free and stale slots are taken in candidate order, the first bucket's before the second's,
     // so entries fill their first bucket first and reads find most of them there (probe)
     r.free = v_.first_in_order(t, p, empty);
@@ -431,13 +446,20 @@ class cache_ref {
   }
 
   /// Whether cuckoo moves may run now (the make_room gate: enough buckets, kicks allowed, fewer
-  /// than kick_slots slots filled). One lane reads, all follow: lanes reading a word that other
-  /// tiles change could disagree and then part ways around the tile's collectives.
-  template <class Tile>
+  /// than kick_slots slots filled). The complete pass (and every user kernel's write) sums the
+  /// occupancy shards (64 loads, on the rare path that may walk); the fast pass reads the kick
+  /// gate word that the batch's gate pass set from the same sum before the write phase (one
+  /// load: docs/design/cache.md, "Cuckoo moves"). One lane reads, all follow: lanes reading a
+  /// word that other tiles change could disagree and then part ways around the tile's
+  /// collectives.
+  template <cache_pass P, class Tile>
   WARPKV_HD bool kicks_allowed(const Tile& t) const {
     if (v_.buckets < 2 || max_kicks_ == 0) return false;
     std::uint32_t room = 0;
-    if (t.thread_rank() == 0) room = v_.occupied_slots() < kick_slots_;
+    if (t.thread_rank() == 0) {
+      if constexpr (P == cache_pass::fast) room = !v_.kick_gate_closed();
+      else room = v_.occupied_slots() < kick_slots_;
+    }
     return t.shfl(room, 0) != 0;
   }
 
@@ -449,12 +471,15 @@ class cache_ref {
 
   template <cache_pass P, class Tile, class Operands>
   WARPKV_HD status write_op(const Tile& t, const Key& k, mode m, const Operands& ops) const {
-    if (!layout::valid(k)) return status::invalid_key;
+    if (!layout::valid(k)) {
+      if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = 0;
+      return status::invalid_key;
+    }
     const bucket_pair p = pair_of(k);
-    if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = 0;
     v_.lock_pair(t, p);
     scan_result r = locked_scan(t, k, p, ops.clock());
     status st = status::inserted;
+    bool evicted = false;  // reported once, after the unlock (one store of the flag per write)
     if (r.hit != npos && !r.hit_expired) {
       if (m == mode::set) {
         write_slot(t, r.hit, nullptr, ops.value(), ops.expires(),
@@ -475,7 +500,7 @@ class cache_ref {
         target = r.free;
         fills_empty = true;
       }
-      if (target == npos && kicks_allowed(t)) {
+      if (target == npos && kicks_allowed<P>(t)) {
         if constexpr (P == cache_pass::fast) {
           // both buckets full and cuckoo moves may make room: the complete pass's work
           v_.unlock_pair(t, p);
@@ -492,9 +517,9 @@ class cache_ref {
         tile_victim(t, r);
         target = r.victim;  // both buckets hold live entries: evict the policy's victim
         eviction_policy::after_choice(v_, t, p, sweep_start(ops.clock()), r.victim_rank);
+        evicted = true;
         if (t.thread_rank() == 0) {
           if (ops.ev_key() != nullptr) *ops.ev_key() = slot_key(target);
-          if (ops.ev_flag() != nullptr) *ops.ev_flag() = 1;
           // the evicted entry's score (insert_and_evict's operands only: a compile-time path,
           // absent from the batch write phase's hot kernels)
           if constexpr (requires { ops.ev_score(); })
@@ -512,6 +537,7 @@ class cache_ref {
         for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize) out[j] = value[j];
     }
     v_.unlock_pair(t, p);
+    if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = evicted ? 1 : 0;
     return st;
   }
 

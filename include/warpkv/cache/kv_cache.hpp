@@ -142,7 +142,7 @@ class kv_cache {
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
     if (cfg_.sync == cache_slot_sync::rw_lock) moves_ = buffer<std::uint32_t>(buckets_, ex_);
     if (cfg_.key_digests) digests_ = buffer<std::uint64_t>((slots + 7) / 8, ex_);
-    occupied_ = buffer<unsigned long long>(occupancy_shards * occupancy_stride, ex_);
+    occupied_ = buffer<unsigned long long>(occupancy_words, ex_);
     clear();
   }
 
@@ -735,9 +735,12 @@ class kv_cache {
       if (has_reads) detail::launch_cache_phase<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters, false);
       if (reads_only) return;
       const bool split = statuses != nullptr;
-      if (split)
+      if (split) {
+        // the gate pass: the fast pass's cuckoo gate, from the occupancy shards summed once
+        if (cfg_.max_kicks != 0 && buckets_ >= 2) launch<1>(on, 1, simple_body<detail::cache_gate_fn<ref_type>>{{a.ref}});
         detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast, ScoresOut>{a}, statuses, counters,
                                              has_reads);
+      }
       detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete, ScoresOut>{a}, statuses, counters,
                                            split);
     });

@@ -163,31 +163,64 @@ struct bucket_view {
   }
 
   // ---- bucket locks and the occupancy count ----------------------------------------------------
+  /// Takes both buckets' locks (lane 0; docs/design/cache.md, "Writers"). First one step: a
+  /// try-lock (acquire) of each, both CASes issued before either result is used (one round trip
+  /// where the ordered acquisition took two; an acquire CAS is the CAS and an L1 invalidation on
+  /// sm_90, where a standalone acquire fence would be a full MEMBAR). When the lower bucket was taken and the
+  /// higher one not, it keeps the lower and waits for the higher (the ascending order); when
+  /// the lower one failed, it gives back the higher one if it took it (having waited for
+  /// nothing while holding it) and takes both in ascending order. So a tile waits only while
+  /// holding nothing or the lower bucket of its pair: the ordered protocol's wait-for edges.
   template <class Tile>
   WARPKV_HD void lock_pair(const Tile& t, const bucket_pair& p) const {
     if (t.thread_rank() == 0) {
       const std::size_t lo = p.first < p.second ? p.first : p.second;
       const std::size_t hi = p.first < p.second ? p.second : p.first;
-      lock_bucket(s.locks[lo]);
-      if (hi != lo) lock_bucket(s.locks[hi]);
+      if (hi == lo) {
+        lock_bucket(s.locks[lo]);
+      } else {
+        const bool got_lo = try_lock_bucket(s.locks[lo]);
+        const bool got_hi = try_lock_bucket(s.locks[hi]);
+        if (!got_lo) {
+          if (got_hi) unlock_bucket(s.locks[hi]);  // nothing was read or written under it
+          lock_bucket(s.locks[lo]);
+          lock_bucket(s.locks[hi]);
+        } else if (!got_hi) {
+          lock_bucket(s.locks[hi]);
+        }
+      }
     }
     t.sync();
   }
+  /// Releases both buckets' locks: one release fence (after every lane's accesses: tile sync)
+  /// orders the tile's reads and writes under the locks, the closing version stores included,
+  /// before both relaxed unlocking stores (one fence where two release stores were).
   template <class Tile>
   WARPKV_HD void unlock_pair(const Tile& t, const bucket_pair& p) const {
     t.sync();  // every lane's writes precede the release
     if (t.thread_rank() == 0) {
-      unlock_bucket(s.locks[p.first]);
-      if (p.second != p.first) unlock_bucket(s.locks[p.second]);
+      atomic_thread_fence(memory_order::release);
+      atomic_ref<std::uint32_t>(s.locks[p.first]).store(0u, memory_order::relaxed);
+      if (p.second != p.first) atomic_ref<std::uint32_t>(s.locks[p.second]).store(0u, memory_order::relaxed);
     }
   }
-  /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads: the
-  /// shards summed (independent loads; exact between batches, an estimate while inserts run).
+  /// Slots holding an entry (live or expired) by the sharded count: the shards summed
+  /// (independent loads; exact between batches, an estimate while inserts run). The complete
+  /// pass's cuckoo gate and the batch's gate pass read it; the fast pass reads kick_gate().
   WARPKV_HD std::size_t occupied_slots() const {
     unsigned long long n = 0;
     for (std::size_t k = 0; k < occupancy_shards; ++k)
       n += atomic_ref<unsigned long long>(s.occupied[k * occupancy_stride]).load(memory_order::relaxed);
     return static_cast<std::size_t>(n);
+  }
+  /// The batch's cuckoo gate word (after the occupancy shards, in its own sector): nonzero when
+  /// the gate pass before the batch's write phase found at least kick_slots slots filled
+  /// (cache_gate_fn). One load of a word that only gate passes write.
+  WARPKV_HD bool kick_gate_closed() const {
+    return atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).load(memory_order::relaxed) != 0;
+  }
+  WARPKV_HD void set_kick_gate(bool closed) const {
+    atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(closed ? 1ull : 0ull, memory_order::relaxed);
   }
   /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
   template <class Tile>

@@ -100,27 +100,31 @@ struct cache_write_op : cache_batch_args<Ref> {
     const Ref& ref = a.ref;
     const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
     const Key& k = a.keys[i];
-    if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;  // operations that cannot evict report none
+    // operations that cannot evict report none (the write path stores its own flag, once)
+    const auto none = [&](status s) {
+      if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;
+      return s;
+    };
     const cache_clock c = a.clock(i);
     switch (o) {
-      case cache_op::erase: return ref.erase(t, k, c);
+      case cache_op::erase: return none(ref.erase(t, k, c));
       case cache_op::get:
         if constexpr (P == cache_pass::fast) return status::full;
-        else return ref.get(t, k, batch_write_operands<Ref>{a, i}.out(), c);
+        else return none(ref.get(t, k, batch_write_operands<Ref>{a, i}.out(), c));
       case cache_op::contains:
         if constexpr (P == cache_pass::fast) return status::full;
-        else return ref.contains(t, k, c);
+        else return none(ref.contains(t, k, c));
       case cache_op::set:
         // an absorbed set is linearized just before its key's winning set: it writes nothing
-        if (a.groups.absorbed(a.keys, i)) return status::assigned;
+        if (a.groups.absorbed(a.keys, i)) return none(status::assigned);
         break;
       case cache_op::get_or_set:
         // a combined get_or_set is linearized just after its group's winner, which leaves the
         // key present: it finds the winner's value (copied to `out` by the fix-up pass)
-        if (a.groups.absorbed(a.keys, i)) return status::found;
+        if (a.groups.absorbed(a.keys, i)) return none(status::found);
         break;
       case cache_op::add: break;
-      default: return status::invalid_key;
+      default: return none(status::invalid_key);
     }
     // set, add and get_or_set share one copy of the write path (get_or_set: the locked path
     // alone, its read phase having missed)
@@ -166,15 +170,19 @@ struct cache_read_op : cache_batch_args<Ref> {
     const cache_batch_args<Ref>& a = *this;
     const cache_clock c = a.clock(i);
     std::uint64_t* out = a.values_out != nullptr ? a.values_out + i * a.ref.value_words() : nullptr;
-    // only the write phase's operations evict: the others report none
-    if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;
+    // only the write phase's operations evict: the others report none (those the write phase
+    // runs, `full` here, get their flag there: one store per operation)
+    const auto none = [&](status s) {
+      if (a.evicted_flags != nullptr && t.thread_rank() == 0) a.evicted_flags[i] = 0;
+      return s;
+    };
     switch (a.ops != nullptr ? a.ops[i] : a.uniform) {
-      case cache_op::get: return a.ref.get(t, a.keys[i], out, c);
-      case cache_op::contains: return a.ref.contains(t, a.keys[i], c);
+      case cache_op::get: return none(a.ref.get(t, a.keys[i], out, c));
+      case cache_op::contains: return none(a.ref.contains(t, a.keys[i], c));
       case cache_op::get_or_set: {
-        if (a.groups.absorbed(a.keys, i)) return status::found;  // as in cache_batch_op
+        if (a.groups.absorbed(a.keys, i)) return none(status::found);  // as in cache_batch_op
         const status s = a.ref.get(t, a.keys[i], out, c);
-        return s == status::not_found ? status::full : s;  // found, invalid_key: final
+        return s == status::not_found ? status::full : none(s);  // found, invalid_key: final
       }
       default: return status::full;
     }
@@ -244,6 +252,16 @@ void launch_cache_phase(const execution& ex, std::size_t n, const Op& op, status
   launch<T>(ex, (n + T - 1) / T, cache_phase_body<T, Op>{op, n, statuses, counters, only_full, in_order});
 }
 
+/// The batch's gate pass (one operation, before its write phase): sums the occupancy shards once
+/// and sets the kick gate word that the write phase's fast pass reads instead of summing them
+/// per write (docs/design/cache.md, "Cuckoo moves": the gate is a placement heuristic).
+template <class Ref>
+struct cache_gate_fn {
+  Ref ref;
+  template <class Tile>
+  WARPKV_HD void operator()(const Tile&, std::size_t) const { ref.refresh_kick_gate(); }
+};
+
 /// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
 /// move counters cleared alongside. The same for every design (the storage's strides say where).
 template <class Key>
@@ -264,7 +282,7 @@ struct cache_init_fn {
       if (s.moves != nullptr) s.moves[i / bucket_width] = 0;
     }
     if (i == 0)
-      for (std::size_t k = 0; k < occupancy_shards * occupancy_stride; ++k) s.occupied[k] = 0;
+      for (std::size_t k = 0; k < occupancy_words; ++k) s.occupied[k] = 0;  // the kick gate open
   }
 };
 

@@ -32,6 +32,10 @@ struct cache_bucket_pair {
 /// one address. A slot of bucket b counts in shard b mod occupancy_shards.
 inline constexpr std::size_t occupancy_shards = 64;
 inline constexpr std::size_t occupancy_stride = 4;
+/// The cuckoo gate word of the batch write phase's fast pass (bucket_view::kick_gate_closed), in
+/// the sector after the shards: the occupancy array holds occupancy_words words.
+inline constexpr std::size_t kick_gate_index = occupancy_shards * occupancy_stride;
+inline constexpr std::size_t occupancy_words = kick_gate_index + occupancy_stride;
 
 /// Where set/add/get_or_set report an entry they evicted (any pointer may be null).
 template <class Key>
@@ -72,7 +76,7 @@ struct cache_storage {
   std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
   std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
   std::uint32_t* locks = nullptr;     ///< one writer lock per bucket
-  unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired): occupancy_shards shards, occupancy_stride apart
+  unsigned long long* occupied = nullptr;  ///< slots holding an entry (live or expired): occupancy_shards shards, occupancy_stride apart, then the kick gate word
   std::uint32_t* moves = nullptr;     ///< rw_lock only: per bucket, odd while a cuckoo move into or out of it runs
   std::size_t key_stride = 0;         ///< words from one slot's key to the next's (0: the key words)
   std::size_t value_stride = 0;       ///< words from one slot's value to the next's (0: the value words)

@@ -4,7 +4,8 @@
 // candidates without the bucket locks. Each is a type with static members over a bucket view:
 //   value                                     its cache_slot_sync name (cache_config::sync)
 //   move_counters                             whether cuckoo moves keep per-bucket move counters
-//   open(v, t, slot) / close(v, t, slot, w)   a write window (the caller holds the bucket lock)
+//   open(v, t, slot) / close(v, t, slot, w)   a write window (the caller holds the bucket lock;
+//                                             w: what open returned)
 //   moving(v, t, fb, tb, start)               a cuckoo move between buckets fb and tb starts / ends
 //   lookup<Eviction>(v, t, q, p, c, out, refresh)
 //                                             the lock-free read: the slot of a live entry of q
@@ -25,25 +26,21 @@ struct optimistic_slots {
   static constexpr cache_slot_sync value = cache_slot_sync::optimistic;
   static constexpr bool move_counters = false;
 
-  /// Lane 0 stores the odd version (returned, to close with); release fence: the odd version is
-  /// ordered before every data store of the window.
+  /// Lane 0 makes the version odd by adding 1 (no load: only holders of the slot's bucket lock
+  /// change it, and an add needs no round trip to learn it); release fence: the odd version is
+  /// ordered before every data store of the window. Returns nothing close needs (0).
   template <class View, class Tile>
   WARPKV_HD static std::uint32_t open(const View& v, const Tile& t, std::size_t slot) {
-    std::uint32_t ver = 0;
-    if (t.thread_rank() == 0) {
-      atomic_ref<std::uint32_t> w(v.s.versions[slot]);
-      ver = w.load(memory_order::relaxed);
-      w.store(ver + 1, memory_order::relaxed);
-    }
+    if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v.s.versions[slot]).fetch_add(1u, memory_order::relaxed);
     t.sync();
     atomic_thread_fence(memory_order::release);
-    return ver;
+    return 0;
   }
-  /// The even version (release) after every lane's stores.
+  /// The even version: adding 1 with release, after every lane's stores.
   template <class View, class Tile>
-  WARPKV_HD static void close(const View& v, const Tile& t, std::size_t slot, std::uint32_t ver) {
+  WARPKV_HD static void close(const View& v, const Tile& t, std::size_t slot, std::uint32_t) {
     t.sync();
-    if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v.s.versions[slot]).store(ver + 2, memory_order::release);
+    if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v.s.versions[slot]).fetch_add(1u, memory_order::release);
   }
   template <class View, class Tile>
   WARPKV_HD static void moving(const View&, const Tile&, std::size_t, std::size_t, bool) {}
