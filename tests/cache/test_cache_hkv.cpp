@@ -430,6 +430,112 @@ TEST(CacheHkvAccum, AddsToPresentKeysAndInsertsTheRest) {
   }
 }
 
+// HKV's accum_or_assigns flags: flag true accumulates into a live entry and leaves an absent key
+// absent (not_found); flag false inserts an absent key and leaves a live one unchanged (found).
+// Random batches of distinct keys against a sequential model, several seeds.
+TEST(CacheHkvAccum, FlagsAccumulateOnlyPresentAndInsertOnlyAbsent) {
+  WARPKV_TEST_EXECUTION(ex);
+  constexpr std::size_t dim = 6;
+  for (int seed = 0; seed < 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed + 190);
+    hkv_cache<std::uint64_t, 8> cache(config_for(seed, 1024, dim * sizeof(float)), ex);
+    std::map<std::uint64_t, std::vector<float>> model;
+    for (int b = 0; b < 25; ++b) {
+      std::vector<std::uint64_t> keys;
+      std::set<std::uint64_t> seen;
+      const std::size_t want = 1 + rng() % 100;
+      while (keys.size() < want) {
+        const std::uint64_t k = key_of(1 + rng() % 150);
+        if (seen.insert(k).second) keys.push_back(k);  // distinct: the model is sequential
+      }
+      const std::size_t n = keys.size();
+      std::vector<float> f(n * dim);
+      std::vector<std::uint8_t> flags(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        flags[i] = static_cast<std::uint8_t>(rng() % 2);
+        for (std::size_t j = 0; j < dim; ++j) f[i * dim + j] = static_cast<float>(static_cast<int>(rng() % 201) - 100);
+      }
+      std::vector<status> expect(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool live = model.count(keys[i]) != 0;
+        if (flags[i] != 0 && live) {
+          for (std::size_t j = 0; j < dim; ++j) model[keys[i]][j] += f[i * dim + j];
+          expect[i] = status::assigned;
+        } else if (flags[i] != 0) {
+          expect[i] = status::not_found;
+        } else if (!live) {
+          model[keys[i]].assign(f.begin() + static_cast<std::ptrdiff_t>(i * dim), f.begin() + static_cast<std::ptrdiff_t>((i + 1) * dim));
+          expect[i] = status::inserted;
+        } else {
+          expect[i] = status::found;
+        }
+      }
+      auto d_keys = on(ex, keys);
+      auto d_deltas = on(ex, deltas_of(f));
+      auto d_flags = on(ex, flags);
+      buffer<status> st(n, ex);
+      cache.accum_or_assign(n, d_keys.data(), d_deltas.data(), reinterpret_cast<const bool*>(d_flags.data()), st.data());
+      const auto got = back(st);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], expect[i]) << "operation " << i << " flag " << int(flags[i]);
+      ASSERT_EQ(cache.size(), model.size());
+    }
+    std::vector<std::uint64_t> keys;
+    for (const auto& [k, v] : model) keys.push_back(k);
+    auto d_keys = on(ex, keys);
+    buffer<std::uint64_t> d_out(keys.size() * cache.value_stride() / 8, ex);
+    cache.find(keys.size(), d_keys.data(), d_out.data());
+    const auto out = back(d_out);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      float got[dim];
+      std::memcpy(got, out.data() + i * cache.value_stride() / 8, sizeof got);
+      for (std::size_t j = 0; j < dim; ++j) ASSERT_EQ(got[j], model[keys[i]][j]) << "key " << i << " element " << j;
+    }
+  }
+}
+
+// The flags with one key many times in a batch: accumulations into a live key are all applied
+// (small integers: exact in any order); inserts of an absent key: exactly one inserted, the
+// others found, and the stored vector is one of theirs.
+TEST(CacheHkvAccum, FlagsWithHotKeysLoseNoDeltaAndInsertOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  hkv_cache<std::uint64_t, 8> cache(config_for(3, 1024, 2 * sizeof(float)), ex);
+  const std::uint64_t live = key_of(7), absent = key_of(8);
+  {
+    auto k = on(ex, std::vector<std::uint64_t>{live});
+    auto v = on(ex, deltas_of({10.0f, 20.0f}));
+    auto fl = on(ex, std::vector<std::uint8_t>{0});
+    cache.accum_or_assign(1, k.data(), v.data(), reinterpret_cast<const bool*>(fl.data()));
+  }
+  const std::size_t copies = 64;
+  std::vector<std::uint64_t> keys;
+  std::vector<float> f;
+  std::vector<std::uint8_t> flags;
+  for (std::size_t i = 0; i < copies; ++i) {
+    keys.push_back(live), flags.push_back(1), f.push_back(1.0f), f.push_back(static_cast<float>(i));
+    keys.push_back(absent), flags.push_back(0), f.push_back(static_cast<float>(i)), f.push_back(-static_cast<float>(i));
+  }
+  auto d_keys = on(ex, keys);
+  auto d_f = on(ex, deltas_of(f));
+  auto d_fl = on(ex, flags);
+  buffer<status> st(keys.size(), ex);
+  const batch_summary sum =
+      cache.accum_or_assign(keys.size(), d_keys.data(), d_f.data(), reinterpret_cast<const bool*>(d_fl.data()), st.data());
+  EXPECT_EQ(sum[status::assigned], copies);
+  EXPECT_EQ(sum[status::inserted], 1u);
+  EXPECT_EQ(sum[status::found], copies - 1);
+  auto q = on(ex, std::vector<std::uint64_t>{live, absent});
+  buffer<std::uint64_t> d_out(2 * cache.value_stride() / 8, ex);
+  cache.find(2, q.data(), d_out.data());
+  const auto out = back(d_out);
+  float a[2], b[2];
+  std::memcpy(a, out.data(), sizeof a);
+  std::memcpy(b, out.data() + cache.value_stride() / 8, sizeof b);
+  EXPECT_EQ(a[0], 10.0f + static_cast<float>(copies));
+  EXPECT_EQ(a[1], 20.0f + static_cast<float>(copies * (copies - 1) / 2));
+  EXPECT_EQ(b[1], -b[0]) << "one insert's vector, whole";
+}
+
 TEST(CacheHkvAccum, RacingThreadsLoseNoDelta) {
   WARPKV_TEST_EXECUTION(ex);
   for (const cache_slot_sync sync : {cache_slot_sync::optimistic, cache_slot_sync::rw_lock}) {
@@ -480,6 +586,7 @@ TEST(CacheHkvAccum, BadArguments) {
   expect_invalid([&] { odd.accum_or_assign(1, keys.data(), w.data()); }, "value_bytes");
   kv_cache<std::uint64_t, 4> c(cache_config{64, 8}, ex);
   expect_invalid([&] { c.accum_or_assign(1, keys.data(), nullptr); }, "deltas");
+  expect_invalid([&] { c.accum_or_assign(1, keys.data(), w.data(), static_cast<const bool*>(nullptr)); }, "accum_or_assigns");
   expect_invalid([&] { c.accum_or_assign<double>(1, nullptr, w.data()); }, "keys");
   expect_invalid([&] { c.assign(1, keys.data(), nullptr, nullptr); }, "values");
   EXPECT_EQ(c.size(), 0u);

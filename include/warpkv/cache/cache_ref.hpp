@@ -232,11 +232,18 @@ class cache_ref {
   /// inserted. The accumulation is one write window under both bucket locks; when the key is
   /// absent the locks are released and the insert runs as `add`, which finds a key inserted
   /// meanwhile (then the accumulation is tried again): no delta is lost or applied twice.
+  ///
+  /// `kind` (HKV's accum_or_assigns flags): accum_kind::accumulate_only adds to a live entry
+  /// (assigned) and changes nothing for an absent key (not_found); accum_kind::insert_only inserts
+  /// an absent key with `delta` as its value (inserted) and changes nothing for a live one
+  /// (found: the `add` write's own answer, under the locks).
   template <class T, class Tile>
   WARPKV_HD status accum_or_insert(const Tile& t, const Key& k, const std::uint64_t* delta, cache_clock c,
-                                   cache_eviction<Key> ev = {}) const {
+                                   cache_eviction<Key> ev = {}, accum_kind kind = accum_kind::accumulate_or_insert) const {
     static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "accumulated elements are 2, 4 or 8 bytes");
     if (!layout::valid(k)) return status::invalid_key;
+    if (kind == accum_kind::insert_only)  // linearized as the add write: inserted, or found (unchanged)
+      return write_op<cache_pass::complete>(t, k, mode::add, cache_write_operands<Key>{delta, 0, nullptr, c, ev});
     const bucket_pair p = pair_of(k);
     for (;;) {
       v_.lock_pair(t, p);
@@ -259,6 +266,7 @@ class cache_ref {
         return status::assigned;
       }
       v_.unlock_pair(t, p);
+      if (kind == accum_kind::accumulate_only) return status::not_found;  // linearized at the locked scan
       const status s = write_op<cache_pass::complete>(t, k, mode::add, cache_write_operands<Key>{delta, 0, nullptr, c, ev});
       if (s != status::found) return s;  // inserted; `found`: inserted by another meanwhile, accumulate
     }

@@ -409,6 +409,28 @@ class kv_cache {
     });
   }
 
+  /// HKV accum_or_assign with its accum_or_assigns flags (n bools in the backend's memory): key i
+  /// with flag true gets value_or_deltas[i] added element-wise when it is live (assigned) and is
+  /// left absent otherwise (not_found); with flag false it is inserted with value_or_deltas[i] as
+  /// its value when absent (inserted, evicting as set does) and left as it is when live (found).
+  /// Each operation is linearizable per key under its bucket locks. Elements T as above.
+  template <class T = float>
+  batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* value_or_deltas,
+                                const bool* accum_or_assigns, status* statuses = nullptr, stream_arg stream = {}) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
+                  "accum_or_assign: T is float, double or warpkv::half");
+    need(keys, n, "keys");
+    need(value_or_deltas, n, "value_or_deltas");
+    need(accum_or_assigns, n, "accum_or_assigns");
+    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
+            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
+                std::to_string(cfg_.value_bytes) + " is not a multiple");
+    detail::stream_join join(ex_, stream);
+    return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now, std::uint64_t epoch) {
+      return detail::cache_accum_flagged_op<R, T>{r, keys, value_or_deltas, accum_or_assigns, stamp_base, now, epoch};
+    });
+  }
+
   /// HKV save: writes every live entry (key, value, score, expiry time) to `path` in the
   /// versioned format of detail/cache_file.hpp (docs/design/cache.md, "The save file"), through
   /// path + ".tmp" renamed over `path` (a failed save leaves the file that was there). A

@@ -130,6 +130,14 @@ class vector_cache : private kv_cache<Key, BucketWidth, TileSize, Design> {
     const rows in = stage(deltas, n, true);
     return base::template accum_or_assign<V>(n, keys, in.words, statuses);
   }
+  /// HKV's form with accum_or_assigns flags (kv_cache::accum_or_assign with flags).
+  batch_summary accum_or_assign(std::size_t n, const Key* keys, const V* value_or_deltas, const bool* accum_or_assigns,
+                                status* statuses = nullptr, stream_arg stream = {}) {
+    need(value_or_deltas, n, "value_or_deltas");
+    detail::stream_join join(exec(), stream);
+    const rows in = stage(value_or_deltas, n, true);
+    return base::template accum_or_assign<V>(n, keys, in.words, accum_or_assigns, statuses);
+  }
   /// evicted_values may be null; returns how many entries were evicted (rows at the front).
   std::size_t insert_and_evict(std::size_t n, const Key* keys, const V* values, Key* evicted_keys, V* evicted_values = nullptr,
                                std::uint64_t* evicted_scores = nullptr, const std::uint64_t* scores = nullptr,

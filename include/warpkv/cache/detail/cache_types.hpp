@@ -45,6 +45,11 @@ struct cache_eviction {
   std::uint8_t* flag = nullptr;    ///< 1 when this operation evicted a live entry, else 0
 };
 
+/// What accum_or_assign does per key (HierarchicalKV's accum_or_assigns flags: true is
+/// accumulate_only, false insert_only; without flags, accumulate_or_insert): accumulate into a
+/// live entry and/or insert an absent key with the operation's vector as its value.
+enum class accum_kind : std::uint8_t { accumulate_or_insert = 0, accumulate_only = 1, insert_only = 2 };
+
 /// Which live entry an insert into two full buckets replaces, among the 2 x BucketWidth
 /// candidates: lru, the least recently used (by recency stamps); random, any of them (the seed's
 /// "random CHT", for comparison); clock, second chance: a hit sets the slot's reference bit (and

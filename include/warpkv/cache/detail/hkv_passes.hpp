@@ -83,6 +83,25 @@ struct cache_accum_op {
   }
 };
 
+/// HKV's accum_or_assign with flags, elements T: operation i accumulates into a live entry when
+/// accum_or_assigns[i], else inserts an absent key (the other case of each changes nothing).
+template <class Ref, class T>
+struct cache_accum_flagged_op {
+  static constexpr int register_budget = 0;
+  static constexpr bool defers = false;
+  Ref ref;
+  const typename Ref::key_type* keys;
+  const std::uint64_t* value_or_deltas;
+  const bool* accum_or_assigns;
+  std::uint64_t stamp_base, now, epoch;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    const accum_kind kind = accum_or_assigns[i] ? accum_kind::accumulate_only : accum_kind::insert_only;
+    return ref.template accum_or_insert<T>(t, keys[i], value_or_deltas + i * ref.value_words(),
+                                           cache_clock{stamp_base + i, now, stamp_base, epoch}, {}, kind);
+  }
+};
+
 /// to[i] = from[i] (words in the backend's memory).
 struct copy_words_fn {
   const std::uint64_t* from;
