@@ -385,6 +385,23 @@ std::vector<std::uint64_t> deltas_of(const std::vector<float>& f) {
   return w;
 }
 
+/// Every key of the model is found in the cache with the model's vector of `dim` floats.
+template <class Cache>
+void expect_finds_model_vectors(Cache& cache, const std::map<std::uint64_t, std::vector<float>>& model, std::size_t dim,
+                                const execution& ex) {
+  std::vector<std::uint64_t> keys;
+  for (const auto& [k, v] : model) keys.push_back(k);
+  auto d_keys = on(ex, keys);
+  buffer<std::uint64_t> d_out(keys.size() * cache.value_stride() / 8, ex);
+  cache.find(keys.size(), d_keys.data(), d_out.data());
+  const auto out = back(d_out);
+  std::vector<float> got(dim);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    std::memcpy(got.data(), out.data() + i * cache.value_stride() / 8, dim * sizeof(float));
+    for (std::size_t j = 0; j < dim; ++j) ASSERT_EQ(got[j], model.at(keys[i])[j]) << "key " << i << " element " << j;
+  }
+}
+
 TEST(CacheHkvAccum, AddsToPresentKeysAndInsertsTheRest) {
   WARPKV_TEST_EXECUTION(ex);
   constexpr std::size_t dim = 6;  // 24-byte values: 3 words of 2 floats
@@ -416,17 +433,7 @@ TEST(CacheHkvAccum, AddsToPresentKeysAndInsertsTheRest) {
       EXPECT_EQ(sum[status::assigned], n - fresh.size());
       ASSERT_EQ(cache.size(), model.size());
     }
-    std::vector<std::uint64_t> keys;
-    for (const auto& [k, v] : model) keys.push_back(k);
-    auto d_keys = on(ex, keys);
-    buffer<std::uint64_t> d_out(keys.size() * cache.value_stride() / 8, ex);
-    cache.find(keys.size(), d_keys.data(), d_out.data());
-    const auto out = back(d_out);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      float got[dim];
-      std::memcpy(got, out.data() + i * cache.value_stride() / 8, sizeof got);
-      for (std::size_t j = 0; j < dim; ++j) ASSERT_EQ(got[j], model[keys[i]][j]) << "key " << i << " element " << j;
-    }
+    expect_finds_model_vectors(cache, model, dim, ex);
   }
 }
 
@@ -480,17 +487,7 @@ TEST(CacheHkvAccum, FlagsAccumulateOnlyPresentAndInsertOnlyAbsent) {
       for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], expect[i]) << "operation " << i << " flag " << int(flags[i]);
       ASSERT_EQ(cache.size(), model.size());
     }
-    std::vector<std::uint64_t> keys;
-    for (const auto& [k, v] : model) keys.push_back(k);
-    auto d_keys = on(ex, keys);
-    buffer<std::uint64_t> d_out(keys.size() * cache.value_stride() / 8, ex);
-    cache.find(keys.size(), d_keys.data(), d_out.data());
-    const auto out = back(d_out);
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      float got[dim];
-      std::memcpy(got, out.data() + i * cache.value_stride() / 8, sizeof got);
-      for (std::size_t j = 0; j < dim; ++j) ASSERT_EQ(got[j], model[keys[i]][j]) << "key " << i << " element " << j;
-    }
+    expect_finds_model_vectors(cache, model, dim, ex);
   }
 }
 

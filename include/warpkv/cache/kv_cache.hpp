@@ -396,13 +396,9 @@ class kv_cache {
   template <class T = float>
   batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* deltas, status* statuses = nullptr,
                                 stream_arg stream = {}) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
-                  "accum_or_assign: T is float, double or warpkv::half");
     need(keys, n, "keys");
     need(deltas, n, "deltas");
-    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
-            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
-                std::to_string(cfg_.value_bytes) + " is not a multiple");
+    require_accum_elements<T>();
     detail::stream_join join(ex_, stream);
     return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now, std::uint64_t epoch) {
       return detail::cache_accum_op<R, T>{r, keys, deltas, stamp_base, now, epoch};
@@ -417,14 +413,10 @@ class kv_cache {
   template <class T = float>
   batch_summary accum_or_assign(std::size_t n, const Key* keys, const std::uint64_t* value_or_deltas,
                                 const bool* accum_or_assigns, status* statuses = nullptr, stream_arg stream = {}) {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
-                  "accum_or_assign: T is float, double or warpkv::half");
     need(keys, n, "keys");
     need(value_or_deltas, n, "value_or_deltas");
     need(accum_or_assigns, n, "accum_or_assigns");
-    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
-            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
-                std::to_string(cfg_.value_bytes) + " is not a multiple");
+    require_accum_elements<T>();
     detail::stream_join join(ex_, stream);
     return own_kernel(n, statuses, [&]<class R>(const R& r, std::uint64_t stamp_base, std::uint64_t now, std::uint64_t epoch) {
       return detail::cache_accum_flagged_op<R, T>{r, keys, value_or_deltas, accum_or_assigns, stamp_base, now, epoch};
@@ -655,6 +647,15 @@ class kv_cache {
     return sum;
   }
 
+  /// accum_or_assign's elements: T is float, double or half and value_bytes holds whole ones.
+  template <class T>
+  void require_accum_elements() const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, half>,
+                  "accum_or_assign: T is float, double or warpkv::half");
+    require(cfg_.value_bytes % sizeof(T) == 0, "value_bytes",
+            "accum_or_assign adds vectors of " + std::to_string(sizeof(T)) + "-byte elements; value_bytes " +
+                std::to_string(cfg_.value_bytes) + " is not a multiple");
+  }
   /// A uniform batch of an operation with its own kernel (assign, accum_or_assign): make(ref,
   /// stamp_base, now, epoch) gives the phase op (detail/hkv_passes.hpp) for this cache's design; one
   /// launch over operations [0, n), waits, returns the counts.
