@@ -49,65 +49,104 @@ WARPKV_HD inline unsigned list_of(op o) {
   }
 }
 
-/// Sorts operation indices into the three lists (see the header), with tiles of N lanes over
-/// ceil(n / ops_per_tile) tiles; `counts` (num_op_lists counters, zeroed) end as the lists'
-/// lengths.
-template <int N>
-struct partition_ops_fn {
-  static constexpr int rounds = 8;
+/// Sorts the indices [0, n) into Sorter::lists lists, with tiles of N lanes over
+/// ceil(n / ops_per_tile) tiles: a tile classifies its Sorter::rounds x N indices
+/// (Sorter::list_of(i), Sorter::lists for "in no list"), reserves room in each list with one
+/// atomic per list, and hands each index its position (Sorter::put(list, position, index));
+/// `counts` (Sorter::lists counters, zeroed) end as the lists' lengths. The order inside a list
+/// is unspecified.
+template <int N, class Sorter>
+struct sort_into_lists_fn {
+  static constexpr int rounds = Sorter::rounds;
+  static constexpr unsigned lists = Sorter::lists;
   static constexpr std::size_t ops_per_tile = static_cast<std::size_t>(N) * rounds;
-  const op* ops;
+  Sorter sorter;
   std::size_t n;
-  std::uint32_t* reads_and_erases;  ///< n entries: reads from the front, erases from the back
-  std::uint32_t* writes;            ///< n entries
-  unsigned long long* counts;       ///< num_op_lists counters
+  unsigned long long* counts;  ///< `lists` counters
 
   template <class Tile>
   WARPKV_HD void operator()(const Tile& t, std::size_t tile_index) const {
-    static_assert(Tile::size() == N, "a partition tile has N lanes");
+    static_assert(Tile::size() == N, "a sorting tile has N lanes");
     const unsigned r = t.thread_rank();
     const std::size_t base = tile_index * ops_per_tile;
     const std::uint32_t below = r == 0 ? 0u : (0xffffffffu >> (32u - r));
-    unsigned long long at[num_op_lists] = {0, 0, 0};
+    unsigned long long at[lists] = {};
     for (int round = 0; round < rounds; ++round) {
       const std::size_t i = base + static_cast<std::size_t>(round) * N + r;
-      const unsigned k = i < n ? list_of(ops[i]) : num_op_lists;
-      for (unsigned q = 0; q < num_op_lists; ++q) at[q] += static_cast<unsigned>(popcount32(t.ballot(k == q)));
+      const unsigned k = i < n ? sorter.list_of(i) : lists;
+      for (unsigned q = 0; q < lists; ++q) at[q] += static_cast<unsigned>(popcount32(t.ballot(k == q)));
     }
-    for (unsigned q = 0; q < num_op_lists; ++q) {
+    for (unsigned q = 0; q < lists; ++q) {
       unsigned long long first = 0;
       if (r == 0 && at[q] != 0) first = atomic_ref<unsigned long long>(counts[q]).fetch_add(at[q], memory_order::relaxed);
       at[q] = t.shfl(first, 0);
     }
     for (int round = 0; round < rounds; ++round) {
       const std::size_t i = base + static_cast<std::size_t>(round) * N + r;
-      const unsigned k = i < n ? list_of(ops[i]) : num_op_lists;
-      for (unsigned q = 0; q < num_op_lists; ++q) {
+      const unsigned k = i < n ? sorter.list_of(i) : lists;
+      for (unsigned q = 0; q < lists; ++q) {
         const std::uint32_t m = t.ballot(k == q);
-        if (k == q) {
-          const std::size_t pos = static_cast<std::size_t>(at[q]) + static_cast<unsigned>(popcount32(m & below));
-          const auto idx = static_cast<std::uint32_t>(i);
-          if (q == static_cast<unsigned>(op_list::reads)) reads_and_erases[pos] = idx;
-          else if (q == static_cast<unsigned>(op_list::writes)) writes[pos] = idx;
-          else reads_and_erases[n - 1 - pos] = idx;
-        }
+        if (k == q)
+          sorter.put(q, static_cast<std::size_t>(at[q]) + static_cast<unsigned>(popcount32(m & below)),
+                     static_cast<std::uint32_t>(i));
         at[q] += static_cast<unsigned>(popcount32(m));
       }
     }
   }
 };
 
-/// Queues the partition pass of a mixed batch of n operations on `ex` (see the header).
-inline void partition_ops(const execution& ex, const op* ops, std::size_t n, std::uint32_t* reads_and_erases,
-                          std::uint32_t* writes, unsigned long long* counts) {
+/// Queues a sorting pass over [0, n) on `ex` (32-lane tiles on the GPU; one-lane tiles on the host
+/// backend, whose wide tiles meet at a barrier per ballot).
+template <class Sorter>
+void sort_into_lists(const execution& ex, const Sorter& sorter, std::size_t n, unsigned long long* counts) {
+  if (n == 0) return;
   if (ex.where == backend::cuda) {
-    using fn = partition_ops_fn<32>;
-    launch<32>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{ops, n, reads_and_erases, writes, counts}});
+    using fn = sort_into_lists_fn<32, Sorter>;
+    launch<32>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{sorter, n, counts}});
   } else {
-    using fn = partition_ops_fn<1>;
-    launch<1>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{ops, n, reads_and_erases, writes, counts}});
+    using fn = sort_into_lists_fn<1, Sorter>;
+    launch<1>(ex, (n + fn::ops_per_tile - 1) / fn::ops_per_tile, simple_body<fn>{{sorter, n, counts}});
   }
 }
+
+/// The partition of a mixed batch (see the header): reads fill `reads_and_erases` from the front
+/// and erases from its back, writes fill `writes`.
+struct op_kind_sorter {
+  static constexpr int rounds = 8;
+  static constexpr unsigned lists = num_op_lists;
+  const op* ops;
+  std::size_t n;
+  std::uint32_t* reads_and_erases;  ///< n entries: reads from the front, erases from the back
+  std::uint32_t* writes;            ///< n entries
+  WARPKV_HD unsigned list_of(std::size_t i) const { return warpkv::detail::list_of(ops[i]); }
+  WARPKV_HD void put(unsigned q, std::size_t pos, std::uint32_t idx) const {
+    if (q == static_cast<unsigned>(op_list::reads)) reads_and_erases[pos] = idx;
+    else if (q == static_cast<unsigned>(op_list::writes)) writes[pos] = idx;
+    else reads_and_erases[n - 1 - pos] = idx;
+  }
+};
+
+/// Queues the partition pass of a mixed batch of n operations on `ex` (see the header);
+/// `counts` (num_op_lists counters, zeroed) end as the lists' lengths.
+inline void partition_ops(const execution& ex, const op* ops, std::size_t n, std::uint32_t* reads_and_erases,
+                          std::uint32_t* writes, unsigned long long* counts) {
+  sort_into_lists(ex, op_kind_sorter{ops, n, reads_and_erases, writes}, n, counts);
+}
+
+/// The operations a launch left `full` (statuses[i] == full), for the second pass that re-runs
+/// only them: one list of at most `room` entries. 32 rounds a tile: one counter atomic per
+/// 1024 statuses at most (the list is short, the statuses many).
+struct full_sorter {
+  static constexpr int rounds = 32;
+  static constexpr unsigned lists = 1;
+  const status* statuses;
+  std::uint32_t* list;
+  std::size_t room;
+  WARPKV_HD unsigned list_of(std::size_t i) const { return statuses[i] == status::full ? 0u : 1u; }
+  WARPKV_HD void put(unsigned, std::size_t pos, std::uint32_t idx) const {
+    if (pos < room) list[pos] = idx;
+  }
+};
 
 /// The register budget and launch shape an op declares, passed on by a wrapper.
 template <class Op>

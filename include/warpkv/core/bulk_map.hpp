@@ -367,7 +367,7 @@ class bulk_map_base {
                                      reinsert_op<Ref, pass::fast>{complete.ref, complete.old_slots, complete.empty, complete.erased},
                                      statuses.data(), counters());
           if (s[status::full] > 0)
-            s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters(), /*only_full=*/true);
+            s = launch_full<batch_shape::serve_loop>(old_slot_count, s[status::full], complete, statuses.data());
         } else {
           s = launch_batch<TileSize>(ex_, old_slot_count, complete, statuses.data(), counters());
         }
@@ -412,6 +412,39 @@ class bulk_map_base {
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;
   std::size_t rehashes_ = 0;
+
+  /// Runs `op` again on the operations of [0, n) whose status is `full` (`full` of them, as the
+  /// launch that left them counted), writing their new statuses: a sorting pass lists them
+  /// (core/batch_partition.hpp, full_sorter) and the launch runs only the list, densely. A launch
+  /// over all n in which each thread first read its status (only_full) kept a warp waiting for
+  /// its one slow operation while its other lanes idled: docs/perf.md, session 17. Batches of
+  /// 2^32 operations or more (the list holds 32-bit indices) keep that launch, and so does a
+  /// second pass whose list cannot be allocated: it runs after the first launch has changed the
+  /// table, so it must not fail (a batch fails, if at all, before it changes anything).
+  template <batch_shape Shape, class Op>
+  batch_summary launch_full(std::size_t n, std::uint64_t full, const Op& op, status* statuses) {
+    if (full == 0) return {};
+    const auto m = static_cast<std::size_t>(full);
+    buffer<std::uint32_t> list;
+    buffer<status> entry_status;  // the serve loop's body also stores the status of list entry j
+    if (n <= std::size_t{0xffffffffu}) {
+      try {
+        list = buffer<std::uint32_t>(m, ex_);
+        if constexpr (Shape == batch_shape::serve_loop) entry_status = buffer<status>(m, ex_);
+      } catch (const error& e) {
+        if (e.code() != errc::out_of_memory) throw;
+        list = {};
+      }
+    }
+    if (list.size() != m)
+      return launch_batch<TileSize, Op, Shape>(ex_, n, op, statuses, counters(), /*only_full=*/true);
+    batch_counters& c = counters();
+    c.zero();
+    sort_into_lists(ex_, full_sorter{statuses, list.data(), m}, n, c.data());
+    // listed_op writes statuses[i] (the operation's own status)
+    return launch_batch<TileSize, listed_op<Op>, Shape>(ex_, m, listed_op<Op>{op, list.data(), m, statuses},
+                                                        Shape == batch_shape::serve_loop ? entry_status.data() : nullptr, c);
+  }
 
  private:
   /// Device-side counts of the async calls since the last synchronization: `first` of every
@@ -678,13 +711,13 @@ class bulk_map_base {
     account(part);
     if (!std::is_same_v<first_t, op_t> && part[status::full] > 0) {  // the slow pass of the same batch
       const std::uint64_t deferred = part[status::full];
-      part = launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true);
+      part = launch_full<Shape>(n, deferred, make(self().ref()), out);
       replace_full(total, deferred, part);
       account(part);
     }
     total = rerun_until_placed(
         total, part, map_label{"warpkv: ", Derived::map_name},
-        [&] { return launch_batch<TileSize, op_t, Shape>(ex_, n, make(self().ref()), out, counters(), /*only_full=*/true); },
+        [&](std::uint64_t full) { return launch_full<Shape>(n, full, make(self().ref()), out); },
         [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
     return total;
   }

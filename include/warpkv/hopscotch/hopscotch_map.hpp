@@ -243,8 +243,8 @@ class hopscotch_map<Key, Value, TileSize, hopscotch_buckets>
         batch_summary s = launch_batch<TileSize, fast, batch_shape::op_per_tile>(
             this->ex_, n, fast{ref(), keys.data(), values.data(), false}, st.data(), counters);
         if (s[status::full] > 0)
-          s = launch_batch<TileSize, complete, batch_shape::op_per_tile>(
-              this->ex_, n, complete{ref(), keys.data(), values.data(), false}, st.data(), counters, /*only_full=*/true);
+          s = this->template launch_full<batch_shape::op_per_tile>(n, s[status::full],
+                                                                   complete{ref(), keys.data(), values.data(), false}, st.data());
         return s[status::full] == 0;
       });
     } catch (...) {
