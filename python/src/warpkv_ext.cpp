@@ -2,11 +2,11 @@
 //
 // It binds only the maps' and the cache's public host API: the pointer overloads of the bulk
 // calls (insert, insert_or_assign, find, contains, erase, execute, retrieve_all), kv_cache's
-// execute_resident (with the score policies' scores) and its span batches (for eviction
-// reports), and the whole-table calls. Arrays come in as anything nb::ndarray accepts (DLPack:
-// PyTorch, CuPy, JAX; the buffer protocol: NumPy) or, on the device, anything exporting
-// __cuda_array_interface__ (Numba); they are used in place:
-// no copies, except the cache's rows when value_bytes is not a multiple of 8 (its stride).
+// execute_resident (with the score policies' scores), its span batches (for eviction reports)
+// and accum_or_assign (both forms, float16/32/64 rows), and the whole-table calls. Arrays come
+// in as anything nb::ndarray accepts (DLPack: PyTorch, CuPy, JAX; the buffer protocol: NumPy)
+// or, on the device, anything exporting __cuda_array_interface__ (Numba); they are used in
+// place: no copies, except the cache's rows when value_bytes is not a multiple of 8 (its stride).
 //
 // Maps are instantiated per storage width only (keys of 4 or 8 bytes, values of 4 or 8 bytes):
 // a signed key dtype is the unsigned map of its width with the signed type's sentinels (those of
@@ -312,6 +312,18 @@ void copy_rows([[maybe_unused]] const placement& p, void* dst, std::size_t dst_p
     std::memcpy(static_cast<char*>(dst) + i * dst_pitch, static_cast<const char*>(src) + i * src_pitch, bytes);
 }
 
+/// Zeroes `bytes` bytes of the backend's memory (queued on the structure's stream).
+void zero_bytes([[maybe_unused]] const placement& p, void* dst, std::size_t bytes) {
+  if (bytes == 0) return;
+#if WARPKV_HAS_CUDA
+  if (p.on_cuda()) {
+    WARPKV_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, p.ex.stream));
+    return;
+  }
+#endif
+  std::memset(dst, 0, bytes);
+}
+
 // ---- dtypes ----------------------------------------------------------------------------------
 
 struct key_spec {
@@ -604,6 +616,10 @@ struct cache_api {
   virtual void run_reporting(std::span<const warpkv::cache_op> ops, warpkv::cache_op uniform, std::span<const std::uint64_t> keys,
                              std::span<const std::byte> in, std::span<std::byte> out, std::span<warpkv::status> statuses,
                              warpkv::cache_evictions<std::uint64_t>& ev, std::span<const std::uint64_t> expires_at) = 0;
+  /// accum_or_assign<T> over rows of value_stride() bytes, T the half, float or double of
+  /// `element_bits` 16, 32 or 64; flags null: the form without HKV's accum_or_assigns flags.
+  virtual void accum_or_assign(int element_bits, std::size_t n, const std::uint64_t* keys, const std::uint64_t* deltas,
+                               const bool* flags, warpkv::status* statuses) = 0;
   virtual cache_entries export_entries() const = 0;
   [[nodiscard]] virtual std::size_t size() const = 0;
   [[nodiscard]] virtual std::size_t capacity() const = 0;
@@ -630,6 +646,18 @@ struct cache_impl final : cache_api {
     else if (uniform == warpkv::cache_op::set) cache.set(keys, in, statuses, &ev, expires_at);
     else if (uniform == warpkv::cache_op::add) cache.add(keys, in, statuses, &ev, expires_at);
     else cache.get_or_set(keys, in, out, statuses, &ev, expires_at);
+  }
+  void accum_or_assign(int element_bits, std::size_t n, const std::uint64_t* keys, const std::uint64_t* deltas,
+                       const bool* flags, warpkv::status* statuses) override {
+    if (element_bits == 16) accum<warpkv::half>(n, keys, deltas, flags, statuses);
+    else if (element_bits == 32) accum<float>(n, keys, deltas, flags, statuses);
+    else accum<double>(n, keys, deltas, flags, statuses);
+  }
+  template <class T>
+  void accum(std::size_t n, const std::uint64_t* keys, const std::uint64_t* deltas, const bool* flags,
+             warpkv::status* statuses) {
+    if (flags != nullptr) cache.template accum_or_assign<T>(n, keys, deltas, flags, statuses);
+    else cache.template accum_or_assign<T>(n, keys, deltas, statuses);
   }
   cache_entries export_entries() const override {
     auto e = cache.export_entries();
@@ -750,6 +778,44 @@ class py_cache {
                              static_cast<const std::uint64_t*>(sc.data));
     if (!direct && out.data != nullptr) copy_rows(place_, out.data, bytes, res, stride, bytes, n);
     warpkv::synchronize(place_.ex);  // staging buffers are freed on the cache's stream; outputs are ready
+    order.done();
+  }
+
+  /// HierarchicalKV's accum_or_assign (kv_cache::accum_or_assign<T>, T the cache's float
+  /// dtype): deltas are rows of the cache's value_dtype; flags (None, or a bool per key) is
+  /// HKV's accum_or_assigns. Rows narrower than the stride are staged (padding zeroed: the
+  /// kernel adds whole 8-byte words).
+  void accum(nb::handle keys, nb::handle deltas, nb::handle flags, nb::handle statuses, nb::handle stream) {
+    if (value_kind_ != 'f')
+      type_fail("value_dtype", "accum_or_assign adds rows of float16, float32 or float64 (HierarchicalKV's "
+                               "accum_or_assign); this cache's value_dtype is " + value_dtype());
+    const array_view k = keys_arg(keys);
+    const std::size_t n = k.n;
+    const array_view s = status_arg(statuses, n);
+    const array_view d = rows_arg(deltas, "deltas", n, false);
+    array_view f;
+    const bool has_flags = !flags.is_none();
+    if (has_flags) {
+      f = view_of(flags, "flags", false);
+      check_dtype(f, "flags", 'b', 8, "flags (one per key: true accumulates into a live entry, false inserts an absent key)");
+      check_length(f, "flags", n);
+      place_.check(f, "flags");
+    }
+    const std::size_t stride = cache_->value_stride(), bytes = cache_->value_bytes();
+    const std::optional<std::uint64_t> user = stream_arg(stream);
+    nb::gil_scoped_release nogil;
+    stream_order order(place_, user, {&k, &d, &f});
+    warpkv::buffer<std::uint64_t> rows;
+    const std::uint64_t* in = static_cast<const std::uint64_t*>(d.data);
+    if (bytes != stride && n > 0) {
+      rows = warpkv::buffer<std::uint64_t>(n * stride / 8, place_.ex);
+      zero_bytes(place_, rows.data(), n * stride);
+      copy_rows(place_, rows.data(), stride, d.data, bytes, bytes, n);
+      in = rows.data();
+    }
+    cache_->accum_or_assign(value_bits_, n, static_cast<const std::uint64_t*>(k.data), in,
+                            has_flags ? static_cast<const bool*>(f.data) : nullptr, static_cast<warpkv::status*>(s.data));
+    warpkv::synchronize(place_.ex);  // the staging buffer is freed on the cache's stream
     order.done();
   }
 
@@ -955,6 +1021,7 @@ NB_MODULE(_ext, m) {
            "statuses"_a, "expires_at"_a.none(), "scores"_a.none(), "stream"_a.none())
       .def("run_reporting", &py_cache::run_reporting, "ops"_a.none(), "uniform"_a, "keys"_a, "values"_a.none(),
            "out"_a.none(), "statuses"_a, "expires_at"_a.none(), "stream"_a.none())
+      .def("accum", &py_cache::accum, "keys"_a, "deltas"_a.none(), "flags"_a.none(), "statuses"_a, "stream"_a.none())
       .def("export_entries", &py_cache::export_entries)
       .def("size", &py_cache::size)
       .def("capacity", &py_cache::capacity)

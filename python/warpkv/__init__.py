@@ -607,6 +607,33 @@ class KVCache(_Placed):
         """Removes each key (ERASED, NOT_FOUND, INVALID_KEY)."""
         return self._batch(None, CacheOp.ERASE, keys, None, False, None, False, stream)[0]
 
+    def accum_or_assign(self, keys: Any, deltas: Any, flags: Any = None, *, stream: Any = None) -> Any:
+        """HierarchicalKV's accum_or_assign, for caches of float16, float32 or float64 values
+        (others raise TypeError naming value_dtype). deltas: rows of the cache's value_dtype, one
+        per key. Returns the statuses.
+
+        Without flags: a live entry gets its delta added element-wise (ASSIGNED); an absent key is
+        inserted with its delta as its value (INSERTED), evicting as set() does. With flags (a
+        bool array, one per key; HKV's accum_or_assigns): true adds the delta to a live entry
+        (ASSIGNED) and leaves an absent key absent (NOT_FOUND); false inserts an absent key with
+        the row as its value (INSERTED) and leaves a live entry unchanged (FOUND). The all-ones
+        key gets INVALID_KEY. Operations run concurrently, each linearizable per key: a key
+        repeated in a batch gets every accumulation (one INSERTED, the rest ASSIGNED, without
+        flags), and of several inserts of an absent key one is INSERTED, the rest FOUND. float16
+        adds through float32 and rounds once per addition. It takes no scores or expiry times: an
+        inserted entry never expires, and an insert or accumulation scores as a write given no
+        score (lfu: a count of 1, or +1; custom: the operation's recency stamp)."""
+        keys = self._keys(keys)
+        n = _arrays.length(keys, "keys")
+        deltas = self._arr(deltas, self._core.value_dtype, "deltas")
+        flags = None if flags is None else self._arr(flags, "bool", "flags")
+        self._remember(keys)
+        s = _arrays.stream_handle(stream, keys)
+        with _arrays.stream_context(keys, stream):
+            st = self._empty(keys, n, "uint8")
+            self._core.accum(keys, deltas, flags, st, s)
+        return st
+
     def execute(self, ops: Any, keys: Any, values: Any = None, *, expires_at: Any = None,
                 return_evicted: bool = False, scores: Any = None, stream: Any = None):
         """A mixed batch: operation i is ops[i] (CacheOp codes, uint8) on keys[i], with values[i]
