@@ -175,6 +175,57 @@ TEST(CuckooFast, HandsBackWhatItCannotPlaceWithoutEvicting) {
   EXPECT_EQ(map.validate().rfind("table holds", 0), 0u) << map.validate();
 }
 
+// One-lane insert batches start with the home pass, which decides only at a key's first bucket
+// (k there, or a fresh slot there). A first bucket with holes (erased slots) but no fresh slot
+// must hand the key on: the key may sit in a later bucket, and inserting it into the hole would
+// store it twice. Resident keys at LF 0.92 (many past their first bucket), every fifth erased,
+// then every other resident inserted again (with new keys among them): each must answer found
+// (assigned), none inserted twice.
+TEST(CuckooFast, HomePassHandsOnAKeyBehindAHole) {
+  WARPKV_TEST_EXECUTION(ex);
+  using map1 = cuckoo_map<std::uint32_t, std::uint32_t, 1>;
+  for (const bool assign : {false, true}) {
+    cuckoo_config cfg;
+    cfg.max_load_factor = 1.0;
+    map1 map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    const std::size_t cap = map.capacity();
+    const std::size_t resident = static_cast<std::size_t>(0.92 * static_cast<double>(cap));
+    const std::size_t extra = cap / 50;
+    const auto keys = iota_keys<std::uint32_t>(resident + extra);
+    std::vector<std::uint32_t> vals(resident, 5);
+    map.insert(std::span<const std::uint32_t>(keys).first(resident), vals);
+    ASSERT_EQ(map.capacity(), cap);
+    std::vector<std::uint32_t> gone, kept;
+    for (std::size_t i = 0; i < resident; ++i) (i % 5 == 0 ? gone : kept).push_back(keys[i]);
+    map.erase(gone);
+    std::vector<std::uint32_t> k = kept;
+    for (std::size_t i = resident; i < keys.size(); ++i) k.push_back(keys[i]);
+    std::mt19937_64 rng(assign ? 17 : 18);
+    std::shuffle(k.begin(), k.end(), rng);
+    // In batches of cap / 8: a batch is sized up front for all of its keys being new (a larger
+    // one would grow the table, and a rebuild leaves no holes).
+    const std::vector<std::uint32_t> v(k.size(), 9);
+    std::vector<status> st;
+    for (std::size_t at = 0; at < k.size(); at += cap / 8) {
+      const std::size_t len = std::min(cap / 8, k.size() - at);
+      const std::span<const std::uint32_t> kk(k.data() + at, len), vv(v.data() + at, len);
+      const auto part = assign ? map.insert_or_assign(kk, vv) : map.insert(kk, vv);
+      st.insert(st.end(), part.begin(), part.end());
+    }
+    ASSERT_EQ(map.capacity(), cap) << "the test wants the holes, not a rebuilt table";
+    const std::set<std::uint32_t> old(kept.begin(), kept.end());
+    std::size_t inserted = 0;
+    for (std::size_t i = 0; i < st.size(); ++i) {
+      if (old.count(k[i]) != 0) ASSERT_EQ(st[i], assign ? status::assigned : status::found) << "resident key " << k[i];
+      else ASSERT_EQ(st[i], status::inserted) << "new key " << k[i];
+      inserted += st[i] == status::inserted ? 1u : 0u;
+    }
+    EXPECT_EQ(inserted, extra);
+    ASSERT_EQ(map.size(), kept.size() + extra);
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
 // Uniform insert and insert_or_assign batches in which every key comes twice (and resident keys
 // once more), into a table at 0.8 of its slots, filling it to 0.9: far enough that some keys need
 // the second (evicting) pass. Each key is stored once, exactly one of its inserts reports
