@@ -175,13 +175,12 @@ TEST(CuckooFast, HandsBackWhatItCannotPlaceWithoutEvicting) {
   EXPECT_EQ(map.validate().rfind("table holds", 0), 0u) << map.validate();
 }
 
-// One-lane insert batches start with the home pass, which decides only at a key's first bucket
-// (k there, or a fresh slot there). A first bucket with holes (erased slots) but no fresh slot
-// must hand the key on: the key may sit in a later bucket, and inserting it into the hole would
-// store it twice. Resident keys at LF 0.92 (many past their first bucket), every fifth erased,
-// then every other resident inserted again (with new keys among them): each must answer found
-// (assigned), none inserted twice.
-TEST(CuckooFast, HomePassHandsOnAKeyBehindAHole) {
+// A first bucket with holes (erased slots) but no fresh slot does not end an insert's walk: the
+// key may sit in a later bucket, and inserting it into the hole would store it twice (a home-only
+// first pass that did so was caught by this test, session 17). Resident keys at LF 0.92 (many past
+// their first bucket), every fifth erased, then every other resident inserted again (with new
+// keys among them) with one-lane tiles: each must answer found (assigned), none inserted twice.
+TEST(CuckooFast, InsertsWalkPastHolesToKeysFurtherOn) {
   WARPKV_TEST_EXECUTION(ex);
   using map1 = cuckoo_map<std::uint32_t, std::uint32_t, 1>;
   for (const bool assign : {false, true}) {

@@ -495,16 +495,8 @@ class bulk_map_base {
     check_inputs(n, values, "values");
     settle();
     self().prepare_inserts(n);
-    if constexpr (has_home_bulk_inserts<Ref> && TileSize == 1) {
-      const auto home = [=](const Ref& r) {
-        return insert_op<Ref, key_type, mapped_type, pass::home>{r, keys, values, or_assign};
-      };
-      return run<batch_shape::op_per_tile>(n, out, complete_insert(keys, values, or_assign),
-                                           first_insert(keys, values, or_assign), home);
-    } else {
-      return run<batch_shape::op_per_tile>(n, out, complete_insert(keys, values, or_assign),
-                                           first_insert(keys, values, or_assign));
-    }
+    return run<batch_shape::op_per_tile>(n, out, complete_insert(keys, values, or_assign),
+                                         first_insert(keys, values, or_assign));
   }
   void insert_batch_async(const key_type* keys, const mapped_type* values, std::size_t n, status* out, bool or_assign,
                           stream_arg stream) {
@@ -692,26 +684,20 @@ class bulk_map_base {
   /// `make` builds the complete op; `make_first`, when given, a fast op for the first launch (a
   /// hot kernel without rare paths, pass::fast): the ops it hands back as full are re-run with
   /// the complete op in a second launch before anything grows.
-  /// No home pass (run's default).
-  struct no_home_pass {};
   template <batch_shape Shape = batch_shape::serve_loop, class MakeOp>
   batch_summary run(std::size_t n, status* out, const MakeOp& make) {
     return run<Shape>(n, out, make, make);
   }
-  /// `make_home`, when given (one-lane insert batches of a ref with home inserts), runs before
-  /// `make_first`, which then runs only on the ops the home pass handed back (listed).
-  template <batch_shape Shape, class MakeOp, class MakeFirst, class MakeHome = no_home_pass>
-  batch_summary run(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first,
-                    const MakeHome& make_home = {}) {
-    const batch_summary total = run_counted<Shape>(n, out, make, make_first, make_home);
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
+    const batch_summary total = run_counted<Shape>(n, out, make, make_first);
     self().maintain();
     throw_if_invalid(total);
     return total;
   }
   /// run() without its end (the load factor kept, invalid keys thrown): one phase of a batch.
-  template <batch_shape Shape, class MakeOp, class MakeFirst, class MakeHome = no_home_pass>
-  batch_summary run_counted(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first,
-                            const MakeHome& make_home = {}) {
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run_counted(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     if (n == 0) return {};
     buffer<status> tmp;
     if (out == nullptr) {
@@ -720,20 +706,7 @@ class bulk_map_base {
     }
     using op_t = decltype(make(self().ref()));
     using first_t = decltype(make_first(self().ref()));
-    batch_summary part;
-    if constexpr (std::is_same_v<MakeHome, no_home_pass>) {
-      part = launch_batch<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, counters());
-    } else {
-      // The home pass decides every op it can at the key's first candidate; the fast pass runs
-      // the listed rest (nothing of them changed the table), then the complete pass what is left.
-      using home_t = decltype(make_home(self().ref()));
-      part = launch_batch<TileSize, home_t, Shape>(ex_, n, make_home(self().ref()), out, counters());
-      if (part[status::full] > 0) {
-        const std::uint64_t handed_back = part[status::full];
-        const batch_summary next = launch_full<Shape>(n, handed_back, make_first(self().ref()), out);
-        replace_full(part, handed_back, next);
-      }
-    }
+    batch_summary part = launch_batch<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, counters());
     batch_summary total = part;
     account(part);
     if (!std::is_same_v<first_t, op_t> && part[status::full] > 0) {  // the slow pass of the same batch

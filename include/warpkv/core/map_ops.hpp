@@ -14,17 +14,10 @@ namespace warpkv::detail {
 /// kernel without the rare paths, which hands an op it cannot finish back as status::full; the
 /// bulk API then re-runs exactly those ops with the complete protocol in a second launch of the
 /// same batch (and only what that one reports full makes the table grow).
-enum class pass { fast, complete, home };
+enum class pass { fast, complete };
 
 template <class Ref>
 concept has_fast_bulk_inserts = requires { requires Ref::fast_bulk_inserts; };
-/// A ref whose fast inserts also have a home form (insert_fast_home / insert_or_assign_fast_home:
-/// decide at the key's first candidate only, hand everything else back as `full` with nothing
-/// changed): one-lane insert batches then run three launches, home, fast (the listed rest) and
-/// complete (the listed rest of that), so a warp of the first launch does not wait for its
-/// lanes' longer probes (core/bulk_map.hpp, run_counted).
-template <class Ref>
-concept has_home_bulk_inserts = has_fast_bulk_inserts<Ref> && requires { requires Ref::home_bulk_inserts; };
 
 /// Registers per thread a ref asks its hot bulk kernels (find-only, insert-only, erase-only
 /// batches) to fit: `static constexpr int hot_register_budget` on the ref, 0 (the compiler's
@@ -80,9 +73,7 @@ struct insert_op {
   bool or_assign;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
-    if constexpr (P == pass::home)
-      return or_assign ? ref.insert_or_assign_fast_home(t, keys[i], values[i]) : ref.insert_fast_home(t, keys[i], values[i]);
-    else if constexpr (P == pass::fast)
+    if constexpr (P == pass::fast)
       return or_assign ? ref.insert_or_assign_fast(t, keys[i], values[i]) : ref.insert_fast(t, keys[i], values[i]);
     else
       return or_assign ? ref.insert_or_assign(t, keys[i], values[i]) : ref.insert(t, keys[i], values[i]);

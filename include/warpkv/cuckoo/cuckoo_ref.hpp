@@ -60,8 +60,6 @@ class cuckoo_ref {
   static constexpr int slow_register_budget = 64;
   /// The bulk API runs uniform insert batches through insert_fast first (packed layout only).
   static constexpr bool fast_bulk_inserts = layout::packed;
-  /// ... and, with one-lane tiles, through insert_fast_home before that (core/map_ops.hpp).
-  static constexpr bool home_bulk_inserts = layout::packed;
   /// One-lane tiles run uniform batches a thread per operation (core/launcher.hpp), each thread
   /// reading a packed bucket 16 bytes at a time, as the bucketed hopscotch does.
   static constexpr bool thread_per_op = true;
@@ -137,23 +135,6 @@ class cuckoo_ref {
     requires(layout::packed)
   {
     return upsert_fast(t, to_bits(k), to_bits(v), true);
-  }
-  /// insert_fast deciding at k's first candidate bucket only: inserted or found when that bucket
-  /// holds k or has a fresh slot (then k cannot sit further on, rule F); otherwise full with
-  /// nothing changed (run insert_fast for it). One bucket read, so the lanes of a warp take paths
-  /// of the same length.
-  template <class Tile>
-  WARPKV_HD status insert_fast_home(const Tile& t, Key k, Value v) const
-    requires(layout::packed)
-  {
-    return upsert_fast<1>(t, to_bits(k), to_bits(v), false);
-  }
-  /// insert_or_assign_fast deciding at k's first candidate bucket only (as insert_fast_home).
-  template <class Tile>
-  WARPKV_HD status insert_or_assign_fast_home(const Tile& t, Key k, Value v) const
-    requires(layout::packed)
-  {
-    return upsert_fast<1>(t, to_bits(k), to_bits(v), true);
   }
 
   /// find on a table that nothing writes while it runs (the bulk API's find-only batches): plain,
@@ -352,24 +333,21 @@ class cuckoo_ref {
   /// The fast insert / insert_or_assign (packed layout): walks kb's buckets in order until it
   /// finds kb or a bucket with a fresh slot (rule F: kb cannot sit further on), and claims the
   /// first free slot it saw (a hole or a fresh slot) with one CAS from the word it read. A lost
-  /// CAS starts over. Buckets: how many candidates it may read (1: the home form, which also
-  /// hands back a key whose first bucket neither holds it nor has a fresh slot).
-  template <unsigned Buckets = max_hash_functions, class Tile>
+  /// CAS starts over.
+  template <class Tile>
   WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
     if (kb == empty_) return status::invalid_key;
     const std::uint64_t mine = layout::pack(kb, vb);
     for (;;) {
       long at = -1;  // kb's slot when present, else the first free slot
       bool present = false;
-      bool decided = Buckets >= max_hash_functions;  // the home form decides only at a match or a fresh slot
       value_bits seen = 0;  // kb's value when present; else the free slot's value (0 fresh, 1 hole)
-      for (unsigned i = 0; i < Buckets; ++i) {
+      for (unsigned i = 0; i < max_hash_functions; ++i) {
         if (i == d_) break;
         const bucket_look l = look<read_mode::relaxed>(t, kb, i);
         const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
         if (l.match != 0) {
           present = true, seen = l.value, at = base + lowest_lane(l.match);
-          decided = true;
           break;
         }
         if (at < 0 && l.empty != 0) {
@@ -377,12 +355,8 @@ class cuckoo_ref {
           at = base + s;
           seen = ((l.fresh >> s) & 1u) != 0 ? 0u : hole_value;
         }
-        if (l.fresh != 0) {
-          decided = true;
-          break;
-        }
+        if (l.fresh != 0) break;
       }
-      if (!decided) return status::full;  // the home form: k may sit further on; nothing changed
       if (at < 0) return status::full;  // every candidate bucket full: the complete protocol evicts
       int r = 0;  // lane 0's outcome: 1 inserted, 2 found, 3 assigned, 0 lost the slot to another key
       if (t.thread_rank() == 0) {
