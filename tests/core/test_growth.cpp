@@ -1,6 +1,5 @@
 // The growth policy every growable map shares (core/growth.hpp): the sizing rule, a rebuild's
-// attempts and the batch's grow-and-re-run loop with its error. Host backend (a CUDA translation unit in device builds:
-// tests/CMakeLists.txt says why).
+// attempts and the batch's grow-and-re-run loop with its error. Plain C++ translation unit.
 #include <gtest/gtest.h>
 
 #include <cstdint>

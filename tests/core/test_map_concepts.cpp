@@ -1,7 +1,7 @@
 // The map/ref contract (core/map_concepts.hpp): every map of the library satisfies it, a minimal
 // new map built only from what the contract names satisfies it (and works: it grows through the
-// shared growth policy), and maps or refs that lack a member do not. The checks are compile-time,
-// the minimal map runs on the host backend (a CUDA translation unit in device builds: tests/CMakeLists.txt).
+// shared growth policy), and maps or refs that lack a member do not. Host-only translation unit:
+// the checks are compile-time, the minimal map runs on the host backend.
 #include <gtest/gtest.h>
 
 #include <cstdint>
