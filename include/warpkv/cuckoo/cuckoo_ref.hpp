@@ -451,10 +451,14 @@ class cuckoo_ref {
     int match;
     int free;
   };
-  WARPKV_HD bucket_scan scan(std::size_t b, key_bits kb) const {
-    typename layout::entry e[bucket_slots];
+  /// One lane: bucket b's slots, all loads issued together (relaxed).
+  WARPKV_HD void load_bucket(std::size_t b, typename layout::entry (&e)[bucket_slots]) const {
     WARPKV_UNROLL
     for (unsigned s = 0; s < bucket_slots; ++s) e[s] = layout::load(slot_at(b, s), memory_order::relaxed);
+  }
+  WARPKV_HD bucket_scan scan(std::size_t b, key_bits kb) const {
+    typename layout::entry e[bucket_slots];
+    load_bucket(b, e);
     bucket_scan r{-1, -1};
     WARPKV_UNROLL
     for (unsigned s = bucket_slots; s-- > 0;) {
@@ -544,8 +548,7 @@ class cuckoo_ref {
     bool open = false;
     for (unsigned tries = 0; tries < 2 * max_chain_; ++tries) {
       typename layout::entry e[bucket_slots];
-      WARPKV_UNROLL
-      for (unsigned s = 0; s < bucket_slots; ++s) e[s] = layout::load(slot_at(x, s), memory_order::relaxed);
+      load_bucket(x, e);
       bool room = false;
       WARPKV_UNROLL
       for (unsigned s = 0; s < bucket_slots; ++s) room = room || e[s].key == empty_;
@@ -558,6 +561,7 @@ class cuckoo_ref {
       // to h_{j+1}, whose predecessors h_0..h_j hold no fresh slot (x was full when planned, and
       // a fresh slot never comes back), so the move keeps rule F (from h_{d-1} it wraps to h_0,
       // which has no predecessor). y[s] == x: all of that key's buckets are x (it cannot move).
+      // Every e[s] holds a key here (the snapshot had no free slot).
       std::size_t y[bucket_slots];
       key_bits last[bucket_slots];
       WARPKV_UNROLL
@@ -570,11 +574,11 @@ class cuckoo_ref {
       int pick = -1;
       for (unsigned j = 0; j < bucket_slots && pick < 0; ++j) {
         const unsigned s = (first + j) % bucket_slots;
-        if (y[s] != x && e[s].key != empty_ && last[s] == empty_) pick = static_cast<int>(s);
+        if (y[s] != x && last[s] == empty_) pick = static_cast<int>(s);
       }
       const bool ends = pick >= 0;
       if (!ends) {
-        if (y[first] == x || e[first].key == empty_) continue;  // cannot move this one: draw again
+        if (y[first] == x) continue;  // cannot move this one: draw again
         pick = static_cast<int>(first);
       }
       const auto s = static_cast<unsigned>(pick);
