@@ -35,7 +35,7 @@ TEST(GrowthPolicy, RerunLoopGivesUpAfter64RoundsNamingTheMap) {
   try {
     (void)detail::rerun_until_placed(
         first, first, detail::map_label{"warpkv: ", "some_map"},
-        [&] {
+        [&](std::uint64_t) {
           ++runs;
           return first;
         },

@@ -668,9 +668,8 @@ class bulk_map_base {
     account(erased);
     written = rerun_until_placed(
         written, part, map_label{"warpkv: ", Derived::map_name},
-        [&] {
-          return launch_batch<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), write_status.data(),
-                                                                              counters(), /*only_full=*/true);
+        [&](std::uint64_t full) {
+          return launch_full<batch_shape::op_per_tile>(n_writes, full, complete(), write_status.data());
         },
         [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
     batch_summary total = reads;

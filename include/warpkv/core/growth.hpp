@@ -29,7 +29,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "warpkv/core/batch.hpp"
 #include "warpkv/core/error.hpp"
@@ -123,8 +122,8 @@ struct no_rerun {
 
 /// The loop after a mutating batch's launch(es), which reported `part` (accounted already, and
 /// part of `total`): while operations came back `full`, grow(full count) makes room and
-/// relaunch() re-runs exactly the operations whose status is `full` (and returns their counts;
-/// a relaunch that takes a std::uint64_t is told how many there are);
+/// relaunch(full count) re-runs exactly the operations whose status is `full` (and returns their
+/// counts);
 /// account(counts) books each re-run. A map whose batches may also leave operations to re-run
 /// without growth (the Vulkan map's inserts that met a pending claim) passes `again`, asked when
 /// nothing is full: true re-runs once more (it bounds its own re-runs). After max_growth_rounds
@@ -144,10 +143,7 @@ batch_summary rerun_until_placed(batch_summary total, batch_summary part, map_la
     } else if (!again()) {
       return total;
     }
-    if constexpr (std::is_invocable_v<Relaunch&, std::uint64_t>)
-      part = relaunch(was_full);
-    else
-      part = relaunch();
+    part = relaunch(was_full);
     replace_full(total, was_full, part);
     account(part);
   }

@@ -504,7 +504,7 @@ class linear_map {
     int retries = 0;
     const batch_summary total = warpkv::detail::rerun_until_placed(
         part, part, warpkv::detail::map_label{"", "warpkv::vulkan::linear_map"},
-        [&] { return launch(uniform_op, ops, keys, values, n, statuses, values_out, true); },
+        [&](std::uint64_t) { return launch(uniform_op, ops, keys, values, n, statuses, values_out, true); },
         [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); },
         [&] {
           if (last_retries_ == 0) return false;
