@@ -744,6 +744,17 @@ class py_cache {
     else cache_ = std::make_unique<cache_impl<cd::optimistic_custom>>(c, place_.ex);
   }
 
+  /// n rows of value_bytes at `src` (the backend's memory) copied into a staging buffer of the
+  /// cache's stride; `zero_padding`: the bytes past each row zeroed too (accum_or_assign adds
+  /// whole 8-byte words). Queued on the cache's stream.
+  warpkv::buffer<std::uint64_t> staged_rows(const void* src, std::size_t n, bool zero_padding) const {
+    const std::size_t stride = cache_->value_stride(), bytes = cache_->value_bytes();
+    warpkv::buffer<std::uint64_t> rows(n * stride / 8, place_.ex);
+    if (zero_padding) zero_bytes(place_, rows.data(), n * stride);
+    copy_rows(place_, rows.data(), stride, src, bytes, bytes, n);
+    return rows;
+  }
+
   /// A batch over arrays in the backend's memory (execute_resident). ops: None for `uniform`.
   /// scores (None or uint64 per key): the writes' scores for the score policies that take them.
   void run(nb::handle ops, int uniform, nb::handle keys, nb::handle values, nb::handle values_out, nb::handle statuses,
@@ -763,8 +774,7 @@ class py_cache {
     std::uint64_t* res = static_cast<std::uint64_t*>(out.data);
     if (!direct && n > 0) {
       if (v.data != nullptr) {
-        in_rows = warpkv::buffer<std::uint64_t>(n * stride / 8, place_.ex);
-        copy_rows(place_, in_rows.data(), stride, v.data, bytes, bytes, n);
+        in_rows = staged_rows(v.data, n, false);
         in = in_rows.data();
       }
       if (out.data != nullptr) {
@@ -801,16 +811,13 @@ class py_cache {
       check_length(f, "flags", n);
       place_.check(f, "flags");
     }
-    const std::size_t stride = cache_->value_stride(), bytes = cache_->value_bytes();
     const std::optional<std::uint64_t> user = stream_arg(stream);
     nb::gil_scoped_release nogil;
     stream_order order(place_, user, {&k, &d, &f});
     warpkv::buffer<std::uint64_t> rows;
     const std::uint64_t* in = static_cast<const std::uint64_t*>(d.data);
-    if (bytes != stride && n > 0) {
-      rows = warpkv::buffer<std::uint64_t>(n * stride / 8, place_.ex);
-      zero_bytes(place_, rows.data(), n * stride);
-      copy_rows(place_, rows.data(), stride, d.data, bytes, bytes, n);
+    if (cache_->value_bytes() != cache_->value_stride() && n > 0) {
+      rows = staged_rows(d.data, n, true);
       in = rows.data();
     }
     cache_->accum_or_assign(value_bits_, n, static_cast<const std::uint64_t*>(k.data), in,
