@@ -323,6 +323,91 @@ TEST(CuckooFast, ErasedSlotsBecomeHolesAndNothingIsLostAfter) {
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
 }
 
+// insert_evicting (the order of work of the complete pass behind the fast one: the chain before
+// the locks, its first move under the key's locks) against finds of resident keys in one launch,
+// through the ref: a table filled to 0.9 by the bulk API, then tiles that find resident keys
+// (every find must hit with its value while evictions move it) beside tiles that insert new keys,
+// some of them twice (exactly one `inserted` each), until the table is at 0.95. Both hash-function
+// counts; validate() checks placement, uniqueness and rule F after.
+template <class Ref>
+struct evicting_race_op {
+  static constexpr int register_budget = 0;
+  Ref ref;
+  const std::uint32_t* keys;
+  const std::uint8_t* is_find;  // 1: find keys[i]; 0: insert_evicting keys[i] -> keys[i] + 1
+  std::uint32_t* values_out;
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
+    if (is_find[i] == 0) return ref.insert_evicting(t, keys[i], keys[i] + 1);
+    std::uint32_t v = 0;
+    const status s = ref.find(t, keys[i], &v);
+    if (t.thread_rank() == 0) values_out[i] = v;
+    return s;
+  }
+};
+
+TEST(CuckooRef, EvictingInsertsKeepEveryKeyFoundWhileTheyMoveIt) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const unsigned d : {3u, 2u}) {
+    cuckoo_config cfg;
+    cfg.max_load_factor = 1.0;
+    cfg.hash_functions = d;
+    cuckoo32_lane map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    const std::size_t cap = map.capacity();
+    const double from = d == 3 ? 0.9 : 0.78, to = d == 3 ? 0.95 : 0.83;
+    const std::size_t resident = static_cast<std::size_t>(from * static_cast<double>(cap));
+    const std::size_t fresh = static_cast<std::size_t>((to - from) * static_cast<double>(cap));
+    const auto keys = iota_keys<std::uint32_t>(resident + fresh);
+    std::vector<std::uint32_t> vals(resident);
+    for (std::size_t i = 0; i < resident; ++i) vals[i] = keys[i] + 1;
+    map.insert(std::span<const std::uint32_t>(keys).first(resident), vals);
+    ASSERT_EQ(map.capacity(), cap);
+    // Two finds of every resident key and an insert of every new key (every fourth twice: one of
+    // the two must answer found), shuffled together so that they overlap.
+    std::vector<std::pair<std::uint32_t, std::uint8_t>> ops;
+    for (std::size_t round = 0; round < 2; ++round)
+      for (std::size_t i = 0; i < resident; ++i) ops.emplace_back(keys[i], 1);
+    for (std::size_t i = resident; i < keys.size(); ++i) {
+      ops.emplace_back(keys[i], 0);
+      if (i % 4 == 0) ops.emplace_back(keys[i], 0);
+    }
+    std::mt19937_64 rng(d);
+    std::shuffle(ops.begin(), ops.end(), rng);
+    std::vector<std::uint32_t> k;
+    std::vector<std::uint8_t> kind;
+    for (const auto& [key, f] : ops) k.push_back(key), kind.push_back(f);
+    auto kb = buffer<std::uint32_t>::from_host(k, ex);
+    auto fb = buffer<std::uint8_t>::from_host(kind, ex);
+    buffer<std::uint32_t> out(k.size(), ex);
+    buffer<status> st(k.size(), ex);
+    launch_batch<cuckoo32_lane::tile_size>(
+        ex, k.size(), evicting_race_op<cuckoo32_lane::ref_type>{map.ref(), kb.data(), fb.data(), out.data()}, st.data());
+    const auto statuses = st.to_vector();
+    const auto got = out.to_vector();
+    std::unordered_map<std::uint32_t, int> inserted;
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      if (kind[i] == 1) {
+        ASSERT_EQ(statuses[i], status::found) << "d=" << d << " resident key " << k[i];
+        ASSERT_EQ(got[i], k[i] + 1) << "d=" << d;
+      } else if (statuses[i] == status::inserted) {
+        ++inserted[k[i]];
+      } else {
+        ASSERT_EQ(statuses[i], status::found) << "d=" << d << " new key " << k[i] << " (the table has room)";
+      }
+    }
+    ASSERT_EQ(inserted.size(), fresh) << "d=" << d;
+    for (const auto& [key, n] : inserted) ASSERT_EQ(n, 1) << "d=" << d << " key " << key;
+    std::vector<std::uint32_t> vout;
+    const auto fs = map.find(keys, vout);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(fs[i], status::found) << "d=" << d << " key " << keys[i];
+      ASSERT_EQ(vout[i], keys[i] + 1);
+    }
+    // size() does not count writes through the ref, so validate() stops at its last check only.
+    EXPECT_EQ(map.validate().rfind("table holds", 0), 0u) << map.validate();
+  }
+}
+
 #if WARPKV_HAS_CUDA
 // Issue 23's register budget for the hot kernels of the default tile (8 lanes, u32 pairs): the
 // find-only kernel and the fast insert carry no rare path, so they stay at <= 48 registers with no

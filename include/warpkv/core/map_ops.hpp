@@ -19,6 +19,15 @@ enum class pass { fast, complete };
 template <class Ref>
 concept has_fast_bulk_inserts = requires { requires Ref::fast_bulk_inserts; };
 
+/// A ref whose insert_evicting / insert_or_assign_evicting (the results of insert /
+/// insert_or_assign) are ordered for operations a fast pass handed back as full; the complete
+/// pass behind a fast one uses them (cuckoo_ref: the eviction chain before the locks).
+template <class Ref, class Tile, class Key, class Value>
+concept has_evicting_inserts = requires(const Ref& r, const Tile& t, Key k, Value v) {
+  r.insert_evicting(t, k, v);
+  r.insert_or_assign_evicting(t, k, v);
+};
+
 /// Registers per thread a ref asks its hot bulk kernels (find-only, insert-only, erase-only
 /// batches) to fit: `static constexpr int hot_register_budget` on the ref, 0 (the compiler's
 /// choice) when absent. The launcher turns it into launch bounds (core/launcher.hpp).
@@ -75,6 +84,10 @@ struct insert_op {
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     if constexpr (P == pass::fast)
       return or_assign ? ref.insert_or_assign_fast(t, keys[i], values[i]) : ref.insert_fast(t, keys[i], values[i]);
+    else if constexpr (has_fast_bulk_inserts<Ref> && has_evicting_inserts<Ref, Tile, Key, Value>)
+      // Behind a fast pass the complete pass only runs what it handed back (or re-runs after
+      // growth): a ref may order that work for a key whose buckets were full.
+      return or_assign ? ref.insert_or_assign_evicting(t, keys[i], values[i]) : ref.insert_evicting(t, keys[i], values[i]);
     else
       return or_assign ? ref.insert_or_assign(t, keys[i], values[i]) : ref.insert(t, keys[i], values[i]);
   }

@@ -24,8 +24,8 @@
 //  - bulk fast paths (packed layout; the bulk API's uniform batches, or any user kernel in which
 //    only these run concurrently): insert_fast / insert_or_assign_fast take no lock (one bucket
 //    read and one 8-byte CAS in the common case) and hand an insert whose candidate buckets are
-//    all full back as status::full, which the bulk API re-runs with insert() (evictions) in a
-//    second launch; find_quiescent reads with plain loads a table nobody writes meanwhile;
+//    all full back as status::full, which the bulk API re-runs with insert_evicting() (insert()'s
+//    results, the eviction chain before the locks) in a second launch; find_quiescent reads with plain loads a table nobody writes meanwhile;
 //    both stop at a bucket with a fresh slot.
 #include <cstddef>
 #include <cstdint>
@@ -105,6 +105,22 @@ class cuckoo_ref {
   WARPKV_HD status insert_or_assign(const Tile& t, Key k, Value v) const {
     if (to_bits(k) == empty_) return status::invalid_key;
     return locked_write(t, to_bits(k), to_bits(v), write_kind::upsert);
+  }
+  /// insert() for an operation that insert_fast handed back as full (the bulk API's second launch
+  /// and its re-runs after growth): the same results and guarantees, in another order of work.
+  /// No lock-free look first (the fast pass just saw k absent and its buckets full); the eviction
+  /// chain is planned and its far moves made before k's locks are taken, and the chain's first
+  /// move (out of one of k's buckets) is made under the same locks as the write.
+  template <class Tile>
+  WARPKV_HD status insert_evicting(const Tile& t, Key k, Value v) const {
+    if (to_bits(k) == empty_) return status::invalid_key;
+    return evicting_write(t, to_bits(k), to_bits(v), write_kind::insert);
+  }
+  /// insert_or_assign() in the order of insert_evicting.
+  template <class Tile>
+  WARPKV_HD status insert_or_assign_evicting(const Tile& t, Key k, Value v) const {
+    if (to_bits(k) == empty_) return status::invalid_key;
+    return evicting_write(t, to_bits(k), to_bits(v), write_kind::upsert);
   }
   /// erased, not_found, invalid_key.
   template <class Tile>
@@ -237,11 +253,10 @@ class cuckoo_ref {
     if (t.thread_rank() == 0) {
       std::size_t u[max_hash_functions];
       const unsigned n = lock_order(b, d_, u);
-      for (unsigned i = 0; i < n; ++i) lock(u[i]);
-      writer_fence();
+      lock_all(u, n);
       const long at = locate_locked(b, kb);  // linearization point of a locked find
       if (at >= 0) hit = 1, val = layout::load(slots_[at], memory_order::relaxed).value;
-      for (unsigned i = n; i-- > 0;) unlock(u[i]);
+      unlock_all(u, n);
     }
     if (t.shfl(hit, 0) == 0) return status::not_found;
     return report_hit(t, val, 1u, out);
@@ -414,19 +429,39 @@ class cuckoo_ref {
     if (t.thread_rank() == 0) r = static_cast<int>(write_one(kb, vb, kind));
     return static_cast<status>(t.shfl(r, 0));
   }
+  template <class Tile>
+  WARPKV_HD status evicting_write(const Tile& t, key_bits kb, value_bits vb, write_kind kind) const {
+    int r = 0;
+    if (t.thread_rank() == 0) r = static_cast<int>(write_evicting(kb, vb, kind));
+    return static_cast<status>(t.shfl(r, 0));
+  }
 
-  /// Takes bucket b's lock: its version goes from even v to odd v + 1.
+  /// Takes bucket b's lock: one fetch_or of the low bit, which turns an even version v into
+  /// v + 1 (taken) and leaves an odd one as it is (held by another: back off and try again). The
+  /// RMW is relaxed: every caller issues writer_fence() after taking its locks, which is the
+  /// acquire (it synchronizes with the releasing fence of the previous holder, whose relaxed add
+  /// this RMW reads, directly or through later RMWs of the word).
   WARPKV_HD void lock(std::size_t b) const {
     for (int attempt = 0;; ++attempt) {
-      std::uint32_t v = lock_ref(b).load(memory_order::relaxed);
-      if ((v & 1u) == 0 && lock_ref(b).compare_exchange(v, v + 1, memory_order::acquire)) return;
+      if ((lock_ref(b).fetch_or(1u, memory_order::relaxed) & 1u) == 0) return;
       backoff(attempt);
     }
   }
-  /// Releases bucket b's lock: its version becomes even again, one step past the locked value.
-  WARPKV_HD void unlock(std::size_t b) const { lock_ref(b).fetch_add(1, memory_order::release); }
+  /// Takes the locks of u[0..n) (increasing bucket order), then fences once.
+  WARPKV_HD void lock_all(const std::size_t* u, unsigned n) const {
+    for (unsigned i = 0; i < n; ++i) lock(u[i]);
+    writer_fence();
+  }
+  /// Releases the locks of u[0..n): one release fence (the writer's slot stores happen before
+  /// it), then a relaxed add per lock word, each making its version even again, one step past
+  /// the locked value. (A release add per word compiled to a fence per word.)
+  WARPKV_HD void unlock_all(const std::size_t* u, unsigned n) const {
+    atomic_thread_fence(memory_order::release);
+    for (unsigned i = n; i-- > 0;) lock_ref(u[i]).fetch_add(1, memory_order::relaxed);
+  }
   /// Orders a writer's slot stores after its lock words turned odd (a reader that sees one of
-  /// those stores then sees the odd or a later version on its second read).
+  /// those stores then sees the odd or a later version on its second read), and is the acquire
+  /// of the locks just taken.
   WARPKV_HD static void writer_fence() { atomic_thread_fence(memory_order::acq_rel); }
 
   /// The distinct buckets of b[0..n) in increasing order (the lock order); returns how many.
@@ -479,6 +514,36 @@ class cuckoo_ref {
     return r.free < 0 ? -1 : static_cast<long>(b * bucket_slots + r.free);
   }
 
+  /// One lane, under the locks of all of kb's buckets b[0..d): the write itself (found,
+  /// assigned, erased, not_found, inserted), or full when kb is absent and no bucket of it has a
+  /// free slot (then nothing changed).
+  WARPKV_HD status write_locked(const std::size_t* b, key_bits kb, value_bits vb, write_kind kind) const {
+    // One scan of each bucket finds kb and the first free slot (first fit: the first free slot
+    // of the first candidate bucket that has one, the order the fast paths rely on, rule F).
+    long at = -1, best = -1;
+    for (unsigned i = 0; i < d_ && at < 0; ++i) {
+      const bucket_scan r = scan(b[i], kb);
+      if (r.match >= 0) at = static_cast<long>(b[i] * bucket_slots + r.match);
+      else if (best < 0 && r.free >= 0) best = static_cast<long>(b[i] * bucket_slots + r.free);
+    }
+    if (at >= 0) {
+      // Linearization points (all under the key's locks, so no other write of kb interleaves):
+      if (kind == write_kind::erase) {
+        layout::store(slots_[at], empty_, hole_value, memory_order::relaxed);  // kb leaves the table
+        return status::erased;
+      }
+      if (kind == write_kind::upsert) {
+        layout::store_value(slots_[at], kb, vb, memory_order::relaxed);  // the new value is kb's
+        return status::assigned;
+      }
+      return status::found;  // the locks prove kb present now
+    }
+    if (kind == write_kind::erase) return status::not_found;
+    if (best < 0) return status::full;
+    layout::store(slots_[best], kb, vb, memory_order::relaxed);  // linearization point of the insert
+    return status::inserted;
+  }
+
   /// One lane: the whole write under the key's bucket locks, with eviction when its buckets are full.
   WARPKV_HD status write_one(key_bits kb, value_bits vb, write_kind kind) const {
     std::size_t b[max_hash_functions];
@@ -486,42 +551,60 @@ class cuckoo_ref {
     for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
     const unsigned n = lock_order(b, d_, u);
     for (unsigned attempt = 0;; ++attempt) {
-      for (unsigned i = 0; i < n; ++i) lock(u[i]);
-      writer_fence();
-      status result = status::full;
-      // One scan of each bucket finds kb and the first free slot (first fit: the first free slot
-      // of the first candidate bucket that has one, the order the fast paths rely on, rule F).
-      long at = -1, best = -1;
-      for (unsigned i = 0; i < d_ && at < 0; ++i) {
-        const bucket_scan r = scan(b[i], kb);
-        if (r.match >= 0) at = static_cast<long>(b[i] * bucket_slots + r.match);
-        else if (best < 0 && r.free >= 0) best = static_cast<long>(b[i] * bucket_slots + r.free);
-      }
-      if (at >= 0) {
-        // Linearization points (all under the key's locks, so no other write of kb interleaves):
-        if (kind == write_kind::erase) {
-          layout::store(slots_[at], empty_, hole_value, memory_order::relaxed);  // kb leaves the table
-          result = status::erased;
-        } else if (kind == write_kind::upsert) {
-          layout::store_value(slots_[at], kb, vb, memory_order::relaxed);  // the new value is kb's
-          result = status::assigned;
-        } else {
-          result = status::found;  // the locks prove kb present now
-        }
-      } else if (kind == write_kind::erase) {
-        result = status::not_found;
-      } else {
-        if (best >= 0) {
-          layout::store(slots_[best], kb, vb, memory_order::relaxed);  // linearization point of the insert
-          result = status::inserted;
-        }
-      }
-      for (unsigned i = n; i-- > 0;) unlock(u[i]);
+      lock_all(u, n);
+      const status result = write_locked(b, kb, vb, kind);
+      unlock_all(u, n);
       if (result != status::full) return result;
       if (attempt >= attempts_) return status::full;
       // Every candidate bucket was full: evict along a chain that starts at one of them, then
       // look again (a concurrent insert may take the room first: that costs an attempt).
       make_room(b[attempt % d_], kb, attempt);
+    }
+  }
+
+  /// One lane: write_one for an insert expected to need an eviction (insert_evicting). Each
+  /// attempt plans a chain from one of kb's buckets first and makes its moves but the first
+  /// without kb's locks (as make_room), then takes the locks of kb's buckets and of the first
+  /// move's target together (increasing order), and under them writes as write_one does, or,
+  /// when kb is absent and its buckets full, makes the first move (the victim to its next
+  /// bucket) and stores kb into the victim's slot. The same attempts as write_one: eviction_attempts
+  /// chains, each followed by a locked look, and full after the last.
+  WARPKV_HD status write_evicting(key_bits kb, value_bits vb, write_kind kind) const {
+    std::size_t b[max_hash_functions];
+    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    for (unsigned attempt = 0;; ++attempt) {
+      chain_step path[max_chain_limit];
+      unsigned len = 0;
+      const std::size_t start = b[attempt % d_];
+      std::size_t end = start;
+      bool first_move = false;  // path[0] still to make, under kb's locks
+      if (attempt < attempts_ && plan_chain(start, kb, attempt, path, len, end) && len > 0) {
+        first_move = true;
+        for (unsigned i = len; first_move && i-- > 1;) first_move = move(path[i], i + 1 < len ? path[i + 1].bucket : end);
+      }
+      const std::size_t dest = len > 1 ? path[1].bucket : end;
+      std::size_t w[max_hash_functions + 1];
+      std::size_t u[max_hash_functions + 1];
+      for (unsigned i = 0; i < d_; ++i) w[i] = b[i];
+      w[d_] = dest;
+      const unsigned n = lock_order(w, d_ + (first_move ? 1u : 0u), u);
+      lock_all(u, n);
+      status result = write_locked(b, kb, vb, kind);
+      if (result == status::full && first_move) {
+        // kb is absent and every bucket of it full (start among them): the first move frees the
+        // victim's slot in `start`, which is then kb's first free position (rule F), and kb takes
+        // it. Both copies of the victim hold one value while the locks are held (U).
+        slot_type& src = slot_at(start, path[0].slot);
+        const auto e = layout::load(src, memory_order::relaxed);
+        const long dst = free_slot(dest);
+        if (e.key == path[0].key && dst >= 0) {
+          layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);  // the victim moves on
+          layout::store(src, kb, vb, memory_order::relaxed);  // linearization point of the insert
+          result = status::inserted;
+        }
+      }
+      unlock_all(u, n);
+      if (result != status::full || attempt >= attempts_) return result;
     }
   }
 
@@ -542,9 +625,22 @@ class cuckoo_ref {
   /// 3.8 at 0.95, with a long tail; with the look-ahead most chains are one move: session 17.)
   WARPKV_HD bool make_room(std::size_t start, key_bits kb, unsigned attempt) const {
     chain_step path[max_chain_limit];
-    std::uint64_t rng = fmix64(static_cast<std::uint64_t>(kb) * 0x9e3779b97f4a7c15ull + attempt + 1);
-    std::size_t x = start;
     unsigned len = 0;
+    std::size_t x = start;
+    if (!plan_chain(start, kb, attempt, path, len, x)) return false;
+    for (unsigned i = len; i-- > 0;)
+      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;  // moves made stay valid
+    return true;
+  }
+
+  /// make_room's plan: the walk from `start` (no lock held, reads without locks). Returns whether
+  /// it reached a bucket with room; then path[0..len) are its moves and `x` that bucket (`start`
+  /// itself when len == 0).
+  WARPKV_HD bool plan_chain(std::size_t start, key_bits kb, unsigned attempt, chain_step (&path)[max_chain_limit],
+                            unsigned& len, std::size_t& x) const {
+    std::uint64_t rng = fmix64(static_cast<std::uint64_t>(kb) * 0x9e3779b97f4a7c15ull + attempt + 1);
+    x = start;
+    len = 0;
     bool open = false;
     for (unsigned tries = 0; tries < 2 * max_chain_; ++tries) {
       typename layout::entry e[bucket_slots];
@@ -589,10 +685,7 @@ class cuckoo_ref {
         break;
       }
     }
-    if (!open) return false;
-    for (unsigned i = len; i-- > 0;)
-      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;  // moves made stay valid
-    return true;
+    return open;
   }
 
   /// The candidate bucket of `victim` after x in its bucket order, cyclically; x when all of its
@@ -609,10 +702,8 @@ class cuckoo_ref {
   /// of its candidate buckets) under both locks. False when the plan no longer holds.
   WARPKV_HD bool move(const chain_step& step, std::size_t to) const {
     const std::size_t from = step.bucket;
-    const std::size_t lo = from < to ? from : to, hi = from < to ? to : from;
-    lock(lo);
-    lock(hi);
-    writer_fence();
+    const std::size_t u[2] = {from < to ? from : to, from < to ? to : from};
+    lock_all(u, 2);
     slot_type& src = slot_at(from, step.slot);
     const auto e = layout::load(src, memory_order::relaxed);
     const long dst = free_slot(to);
@@ -623,8 +714,7 @@ class cuckoo_ref {
       layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);
       layout::store(src, empty_, hole_value, memory_order::relaxed);  // a hole, not a fresh slot
     }
-    unlock(hi);
-    unlock(lo);
+    unlock_all(u, 2);
     return ok;
   }
 
