@@ -331,7 +331,6 @@ TEST(CuckooFast, ErasedSlotsBecomeHolesAndNothingIsLostAfter) {
 // counts; validate() checks placement, uniqueness and rule F after.
 template <class Ref>
 struct evicting_race_op {
-  static constexpr int register_budget = 0;
   Ref ref;
   const std::uint32_t* keys;
   const std::uint8_t* is_find;  // 1: find keys[i]; 0: insert_evicting keys[i] -> keys[i] + 1
