@@ -452,34 +452,6 @@ class cuckoo_ref {
     for (unsigned i = 0; i < n; ++i) lock(u[i]);
     writer_fence();
   }
-  /// Takes the locks of u[0..n) (at most max_hash_functions + 1) at once: one fetch_or each,
-  /// issued together, so one round trip instead of n. It never waits while holding a lock: when
-  /// one was held it releases those it got, backs off and tries again, and after a few rounds it
-  /// takes them in order (lock_all), so it neither deadlocks with writers that take theirs in
-  /// order nor livelocks with others like it. Then the acquire fence.
-  WARPKV_HD void lock_all_at_once(const std::size_t* u, unsigned n) const {
-    for (int attempt = 0; attempt < at_once_rounds; ++attempt) {
-      std::uint32_t got[max_hash_functions + 1];
-      WARPKV_UNROLL
-      for (unsigned i = 0; i < max_hash_functions + 1; ++i)
-        got[i] = i < n ? lock_ref(u[i]).fetch_or(1u, memory_order::relaxed) : 0u;
-      bool held = false;
-      WARPKV_UNROLL
-      for (unsigned i = 0; i < max_hash_functions + 1; ++i) held = held || (got[i] & 1u) != 0;
-      if (!held) {
-        writer_fence();
-        return;
-      }
-      // Nothing was written under the locks it got: give them back (their versions move on by two).
-      WARPKV_UNROLL
-      for (unsigned i = 0; i < max_hash_functions + 1; ++i)
-        if (i < n && (got[i] & 1u) == 0) lock_ref(u[i]).fetch_add(1, memory_order::relaxed);
-      backoff(attempt);
-    }
-    lock_all(u, n);
-  }
-  /// Rounds of lock_all_at_once before it takes its locks in order.
-  static constexpr int at_once_rounds = 4;
   /// Releases the locks of u[0..n): one release fence (the writer's slot stores happen before
   /// it), then a relaxed add per lock word, each making its version even again, one step past
   /// the locked value. (A release add per word compiled to a fence per word.)
@@ -568,23 +540,6 @@ class cuckoo_ref {
       if (r.match >= 0) at = static_cast<long>(b[i] * bucket_slots + r.match);
       else if (best < 0 && r.free >= 0) best = static_cast<long>(b[i] * bucket_slots + r.free);
     }
-    return write_at(at, best, kb, vb, kind);
-  }
-  /// What one lane read of bucket `bucket` (entries e), taken into a locked look that visits kb's
-  /// buckets in order: `at`, kb's slot (the first seen), and `best`, the first free slot seen.
-  WARPKV_HD void note_bucket(const typename layout::entry (&e)[bucket_slots], std::size_t bucket, key_bits kb, long& at,
-                             long& best) const {
-    int match = -1, free = -1;
-    WARPKV_UNROLL
-    for (unsigned s = bucket_slots; s-- > 0;) {
-      if (e[s].key == kb) match = static_cast<int>(s);
-      if (e[s].key == empty_) free = static_cast<int>(s);
-    }
-    if (at < 0 && match >= 0) at = static_cast<long>(bucket * bucket_slots + match);
-    if (best < 0 && free >= 0) best = static_cast<long>(bucket * bucket_slots + free);
-  }
-  /// write_locked's decision from its look: kb's slot `at` and the first free slot `best` (-1: none).
-  WARPKV_HD status write_at(long at, long best, key_bits kb, value_bits vb, write_kind kind) const {
     if (at >= 0) {
       // Linearization points (all under the key's locks, so no other write of kb interleaves):
       if (kind == write_kind::erase) {
@@ -647,38 +602,20 @@ class cuckoo_ref {
       for (unsigned i = 0; i < d_; ++i) w[i] = b[i];
       w[d_] = dest;
       const unsigned n = lock_order(w, d_ + (first_move ? 1u : 0u), u);
-      lock_all_at_once(u, n);
-      // The locked look of write_locked, two buckets per round of loads: h_0 and h_1, then h_2
-      // with the first move's target and its victim's slot (d is 2 or 3). A look that finds kb in
-      // h_0 or h_1 skips the second round.
-      long at = -1, best = -1;
-      typename layout::entry e0[bucket_slots], e1[bucket_slots];
-      load_bucket(b[0], e0);
-      load_bucket(b[1], e1);
-      note_bucket(e0, b[0], kb, at, best);
-      note_bucket(e1, b[1], kb, at, best);
-      long dst = -1;
-      typename layout::entry victim{};
-      if (at < 0) {
-        if (d_ > 2) load_bucket(b[2], e0);
-        if (first_move) {
-          load_bucket(dest, e1);
-          victim = layout::load(slot_at(start, path[0].slot), memory_order::relaxed);
-        }
-        if (d_ > 2) note_bucket(e0, b[2], kb, at, best);
-        if (first_move) {
-          long none = -1;
-          note_bucket(e1, dest, empty_, none, dst);
-        }
-      }
-      status result = write_at(at, best, kb, vb, kind);
-      if (result == status::full && first_move && victim.key == path[0].key && dst >= 0) {
+      lock_all(u, n);
+      status result = write_locked(b, kb, vb, kind);
+      if (result == status::full && first_move) {
         // kb is absent and every bucket of it full (start among them): the first move frees the
         // victim's slot in `start`, which is then kb's first free position (rule F), and kb takes
         // it. Both copies of the victim hold one value while the locks are held (U).
-        layout::store(slots_[dst], victim.key, victim.value, memory_order::relaxed);  // the victim moves on
-        layout::store(slot_at(start, path[0].slot), kb, vb, memory_order::relaxed);  // linearization point
-        result = status::inserted;
+        slot_type& src = slot_at(start, path[0].slot);
+        const auto e = layout::load(src, memory_order::relaxed);
+        const long dst = free_slot(dest);
+        if (e.key == path[0].key && dst >= 0) {
+          layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);  // the victim moves on
+          layout::store(src, kb, vb, memory_order::relaxed);  // linearization point of the insert
+          result = status::inserted;
+        }
       }
       unlock_all(u, n);
       if (result != status::full || attempt >= attempts_) return result;
@@ -780,7 +717,7 @@ class cuckoo_ref {
   WARPKV_HD bool move(const chain_step& step, std::size_t to) const {
     const std::size_t from = step.bucket;
     const std::size_t u[2] = {from < to ? from : to, from < to ? to : from};
-    lock_all_at_once(u, 2);
+    lock_all(u, 2);
     slot_type& src = slot_at(from, step.slot);
     const auto e = layout::load(src, memory_order::relaxed);
     const long dst = free_slot(to);
