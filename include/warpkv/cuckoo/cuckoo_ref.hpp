@@ -78,7 +78,8 @@ class cuckoo_ref {
         empty_(to_bits(empty_key)),
         max_chain_(max_chain < max_chain_limit ? max_chain : max_chain_limit),
         attempts_(eviction_attempts) {
-    for (unsigned i = 0; i < max_hash_functions; ++i) seeds_[i] = fmix64(seed + 0x9e3779b97f4a7c15ull * (i + 1));
+    for (unsigned i = 0; i < max_hash_functions; ++i)
+      seeds_[i] = premix_seed<key_bits>(fmix64(seed + 0x9e3779b97f4a7c15ull * (i + 1)));
   }
 
   WARPKV_HD std::size_t capacity() const { return (bucket_mask_ + 1) * bucket_slots; }
@@ -410,10 +411,12 @@ class cuckoo_ref {
   }
 
   WARPKV_HD std::size_t bucket_bits(key_bits kb, unsigned i) const {
-    return static_cast<std::size_t>(hash_bits(kb, seed_of(i))) & bucket_mask_;
+    return static_cast<std::size_t>(hash_premixed(kb, seed_of(i))) & bucket_mask_;
   }
   /// seeds_[i] by selects, not by a run-time index (which would copy the kernel's parameters to
-  /// local memory).
+  /// local memory). seeds_ hold the seeds' premixed forms (core/hash.hpp), so a bucket costs
+  /// one 32-bit finalizer for 4-byte keys, not a 64-bit one for the seed as well (session 18:
+  /// an eviction walk's step hashes 8 victims up to 4 times each).
   WARPKV_HD std::uint64_t seed_of(unsigned i) const { return i == 0 ? seeds_[0] : (i == 1 ? seeds_[1] : seeds_[2]); }
   WARPKV_HD slot_type& slot_at(std::size_t b, unsigned s) const { return slots_[b * bucket_slots + s]; }
   WARPKV_HD atomic_ref<std::uint32_t> lock_ref(std::size_t b) const { return atomic_ref<std::uint32_t>(locks_[b]); }
@@ -708,7 +711,7 @@ class cuckoo_ref {
     unsigned at = 0;
     while (at + 1 < d_ && bucket_bits(victim, at) != x) ++at;
     std::size_t y = x;
-    for (unsigned j = 1; j < d_ && y == x; ++j) y = bucket_bits(victim, (at + j) % d_);
+    for (unsigned j = 1; j < d_ && y == x; ++j) y = bucket_bits(victim, at + j < d_ ? at + j : at + j - d_);  // (at + j) mod d
     return y;
   }
 
