@@ -39,6 +39,15 @@ class CuckooRaces : public ::testing::Test {};
 using Both = ::testing::Types<cuckoo32, cuckoo64>;
 TYPED_TEST_SUITE(CuckooRaces, Both);
 
+// A one-lane u32 table that never grows (maximum load factor 1) with d hash functions, 1024 slots
+// or more by the test scale.
+cuckoo32_lane fixed_table(unsigned d, const execution& ex) {
+  cuckoo_config cfg;
+  cfg.max_load_factor = 1.0;
+  cfg.hash_functions = d;
+  return cuckoo32_lane(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+}
+
 template <class K>
 std::vector<K> iota_keys(std::size_t n, std::size_t from = 1) {
   std::vector<K> k(n);
@@ -134,10 +143,7 @@ TEST(CuckooRef, ReportsFullWhenChainsFail) {
 TEST(CuckooRef, EvictionsReachHighLoadWithoutGrowth) {
   WARPKV_TEST_EXECUTION(ex);
   for (const auto& [d, lf] : {std::pair{3u, 0.95}, std::pair{2u, 0.85}}) {
-    cuckoo_config cfg;
-    cfg.max_load_factor = 1.0;
-    cfg.hash_functions = d;
-    cuckoo32_lane map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    cuckoo32_lane map = fixed_table(d, ex);
     const std::size_t cap = map.capacity();
     const auto keys = iota_keys<std::uint32_t>(static_cast<std::size_t>(lf * static_cast<double>(cap)));
     for (auto s : map.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
@@ -323,12 +329,6 @@ TEST(CuckooFast, ErasedSlotsBecomeHolesAndNothingIsLostAfter) {
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
 }
 
-// insert_evicting (the order of work of the complete pass behind the fast one: the chain before
-// the locks, its first move under the key's locks) against finds of resident keys in one launch,
-// through the ref: a table filled to 0.9 by the bulk API, then tiles that find resident keys
-// (every find must hit with its value while evictions move it) beside tiles that insert new keys,
-// some of them twice (exactly one `inserted` each), until the table is at 0.95. Both hash-function
-// counts; validate() checks placement, uniqueness and rule F after.
 // insert_evicting looks for the key in all of its buckets under the locks before it places or
 // evicts: every resident key of a table at 0.95 (d = 3; 0.83 with d = 2), many of them in their
 // last bucket, inserted again through the ref answers found, and nothing changes. (A version that
@@ -336,10 +336,7 @@ TEST(CuckooFast, ErasedSlotsBecomeHolesAndNothingIsLostAfter) {
 TEST(CuckooRef, EvictingInsertsFindResidentKeysInEveryBucket) {
   WARPKV_TEST_EXECUTION(ex);
   for (const auto& [d, lf] : {std::pair{3u, 0.95}, std::pair{2u, 0.83}}) {
-    cuckoo_config cfg;
-    cfg.max_load_factor = 1.0;
-    cfg.hash_functions = d;
-    cuckoo32_lane map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    cuckoo32_lane map = fixed_table(d, ex);
     const auto keys = iota_keys<std::uint32_t>(static_cast<std::size_t>(lf * static_cast<double>(map.capacity())));
     for (auto s : map.insert(keys, keys)) ASSERT_EQ(s, status::inserted);
     const auto [summary, statuses] = insert_through_ref(map, keys, ex);  // the complete pass: insert_evicting
@@ -348,6 +345,12 @@ TEST(CuckooRef, EvictingInsertsFindResidentKeysInEveryBucket) {
   }
 }
 
+// insert_evicting (the order of work of the complete pass behind the fast one: the chain before
+// the locks, its first move under the key's locks) against finds of resident keys in one launch,
+// through the ref: a table filled to 0.9 by the bulk API, then tiles that find resident keys
+// (every find must hit with its value while evictions move it) beside tiles that insert new keys,
+// some of them twice (exactly one `inserted` each), until the table is at 0.95. Both hash-function
+// counts; validate() checks placement, uniqueness and rule F after.
 template <class Ref>
 struct evicting_race_op {
   Ref ref;
@@ -367,10 +370,7 @@ struct evicting_race_op {
 TEST(CuckooRef, EvictingInsertsKeepEveryKeyFoundWhileTheyMoveIt) {
   WARPKV_TEST_EXECUTION(ex);
   for (const unsigned d : {3u, 2u}) {
-    cuckoo_config cfg;
-    cfg.max_load_factor = 1.0;
-    cfg.hash_functions = d;
-    cuckoo32_lane map(std::max<std::size_t>(1024, static_cast<std::size_t>(8192 * test_scale())), cfg, ex);
+    cuckoo32_lane map = fixed_table(d, ex);
     const std::size_t cap = map.capacity();
     const double from = d == 3 ? 0.9 : 0.78, to = d == 3 ? 0.95 : 0.83;
     const std::size_t resident = static_cast<std::size_t>(from * static_cast<double>(cap));
