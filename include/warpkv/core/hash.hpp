@@ -25,9 +25,6 @@ WARPKV_HD constexpr std::uint64_t fmix64(std::uint64_t k) {
   return k;
 }
 
-/// Seeded hash of an unsigned key's bits. Seed 0 is plain Murmur3 fmix; other
-/// seeds give independent-looking functions (used to re-hash adversarial input
-/// and as the second hash of cuckoo schemes).
 /// The part of hash_bits that depends on the seed alone: a structure that hashes many keys with a
 /// few fixed seeds computes it once (cuckoo_ref keeps one per hash function) and calls
 /// hash_premixed, which returns exactly hash_bits(k, seed).
@@ -44,6 +41,9 @@ WARPKV_HD constexpr std::uint64_t hash_premixed(Bits k, std::uint64_t premixed) 
   else return fmix64(static_cast<std::uint64_t>(k) ^ premixed);
 }
 
+/// Seeded hash of an unsigned key's bits. Seed 0 is plain Murmur3 fmix; other
+/// seeds give independent-looking functions (used to re-hash adversarial input
+/// and as the second hash of cuckoo schemes).
 template <class Bits>
 WARPKV_HD constexpr std::uint64_t hash_bits(Bits k, std::uint64_t seed) {
   return hash_premixed(k, premix_seed<Bits>(seed));

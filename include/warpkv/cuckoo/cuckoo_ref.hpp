@@ -25,8 +25,8 @@
 //    only these run concurrently): insert_fast / insert_or_assign_fast take no lock (one bucket
 //    read and one 8-byte CAS in the common case) and hand an insert whose candidate buckets are
 //    all full back as status::full, which the bulk API re-runs with insert_evicting() (insert()'s
-//    results, the eviction chain before the locks) in a second launch; find_quiescent reads with plain loads a table nobody writes meanwhile;
-//    both stop at a bucket with a fresh slot.
+//    results, the eviction chain before the locks) in a second launch; find_quiescent reads with
+//    plain loads a table nobody writes meanwhile; both stop at a bucket with a fresh slot.
 #include <cstddef>
 #include <cstdint>
 
@@ -491,8 +491,8 @@ class cuckoo_ref {
   };
   /// One lane: bucket b's slots, all loads issued together (relaxed). Packed slots are read 16
   /// bytes at a time (core's load_pair, each 8-byte slot single-copy atomic, as look() reads
-  /// them): 4 requests per bucket instead of 8 (session 18: the complete pass was bound by its
-  /// requests, about 60 per operation).
+  /// them): 4 requests per bucket instead of 8 (session 18: a fifth fewer requests in the
+  /// complete pass, whose time did not change: it is latency-bound).
   WARPKV_HD void load_bucket(std::size_t b, typename layout::entry (&e)[bucket_slots]) const {
     if constexpr (layout::packed) {
       std::uint64_t* p = &slot_at(b, 0).pair;
