@@ -595,11 +595,9 @@ class cuckoo_ref {
       const std::size_t start = b[attempt % d_];
       std::size_t end = start;
       bool first_move = false;  // path[0] still to make, under kb's locks
-      if (attempt < attempts_ && plan_chain(start, kb, attempt, path, len, end) && len > 0) {
-        first_move = true;
-        for (unsigned i = len; first_move && i-- > 1;) first_move = move(path[i], i + 1 < len ? path[i + 1].bucket : end);
-      }
-      const std::size_t dest = len > 1 ? path[1].bucket : end;
+      if (attempt < attempts_ && plan_chain(start, kb, attempt, path, len, end) && len > 0)
+        first_move = carry_out(path, len, end, 1);
+      const std::size_t dest = move_target(path, len, end, 0);
       std::size_t w[max_hash_functions + 1];
       std::size_t u[max_hash_functions + 1];
       for (unsigned i = 0; i < d_; ++i) w[i] = b[i];
@@ -607,19 +605,11 @@ class cuckoo_ref {
       const unsigned n = lock_order(w, d_ + (first_move ? 1u : 0u), u);
       lock_all(u, n);
       status result = write_locked(b, kb, vb, kind);
-      if (result == status::full && first_move) {
-        // kb is absent and every bucket of it full (start among them): the first move frees the
-        // victim's slot in `start`, which is then kb's first free position (rule F), and kb takes
-        // it. Both copies of the victim hold one value while the locks are held (U).
-        slot_type& src = slot_at(start, path[0].slot);
-        const auto e = layout::load(src, memory_order::relaxed);
-        const long dst = free_slot(dest);
-        if (e.key == path[0].key && dst >= 0) {
-          layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);  // the victim moves on
-          layout::store(src, kb, vb, memory_order::relaxed);  // linearization point of the insert
-          result = status::inserted;
-        }
-      }
+      // kb is absent and every bucket of it full (start among them): the first move frees the
+      // victim's slot in `start`, which is then kb's first free position (rule F), and kb takes
+      // it (linearization point of the insert: that store). Both copies of the victim hold one
+      // value while the locks are held (U).
+      if (result == status::full && first_move && move_locked(path[0], dest, kb, vb)) result = status::inserted;
       unlock_all(u, n);
       if (result != status::full || attempt >= attempts_) return result;
     }
@@ -644,9 +634,19 @@ class cuckoo_ref {
     chain_step path[max_chain_limit];
     unsigned len = 0;
     std::size_t x = start;
-    if (!plan_chain(start, kb, attempt, path, len, x)) return false;
-    for (unsigned i = len; i-- > 0;)
-      if (!move(path[i], i + 1 < len ? path[i + 1].bucket : x)) return false;  // moves made stay valid
+    return plan_chain(start, kb, attempt, path, len, x) && carry_out(path, len, x, 0);
+  }
+
+  /// Where move i of a planned chain path[0..len) that ends at bucket x takes its key.
+  WARPKV_HD static std::size_t move_target(const chain_step (&path)[max_chain_limit], unsigned len, std::size_t x,
+                                           unsigned i) {
+    return i + 1 < len ? path[i + 1].bucket : x;
+  }
+  /// Makes the moves len-1 .. `first` of a planned chain, from its far end, each under its two
+  /// locks; false at the first whose plan no longer holds (the moves made stay valid).
+  WARPKV_HD bool carry_out(const chain_step (&path)[max_chain_limit], unsigned len, std::size_t x, unsigned first) const {
+    for (unsigned i = len; i-- > first;)
+      if (!move(path[i], move_target(path, len, x, i))) return false;
     return true;
   }
 
@@ -721,18 +721,24 @@ class cuckoo_ref {
     const std::size_t from = step.bucket;
     const std::size_t u[2] = {from < to ? from : to, from < to ? to : from};
     lock_all(u, 2);
-    slot_type& src = slot_at(from, step.slot);
-    const auto e = layout::load(src, memory_order::relaxed);
-    const long dst = free_slot(to);
-    const bool ok = e.key == step.key && dst >= 0;
-    if (ok) {
-      // The key is in both buckets for a moment, then only in `to`; both are locked, so no
-      // write of this key interleaves, and a reader that saw either bucket change retries.
-      layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);
-      layout::store(src, empty_, hole_value, memory_order::relaxed);  // a hole, not a fresh slot
-    }
+    const bool ok = move_locked(step, to, empty_, hole_value);  // the old slot becomes a hole, not a fresh slot
     unlock_all(u, 2);
     return ok;
+  }
+  /// One lane holding the locks of step.bucket and `to`: when step.key still sits in its planned
+  /// slot and `to` has a free slot, copies it into `to`'s first free slot, then stores (k, v)
+  /// into the old slot (a hole, or the key an insert_evicting places). The moved key is in both
+  /// buckets for a moment, then only in `to`; both are locked, so no write of it interleaves, and
+  /// a reader that saw either bucket change retries. False (nothing written) when the plan no
+  /// longer holds.
+  WARPKV_HD bool move_locked(const chain_step& step, std::size_t to, key_bits k, value_bits v) const {
+    slot_type& src = slot_at(step.bucket, step.slot);
+    const auto e = layout::load(src, memory_order::relaxed);
+    const long dst = free_slot(to);
+    if (e.key != step.key || dst < 0) return false;
+    layout::store(slots_[dst], e.key, e.value, memory_order::relaxed);
+    layout::store(src, k, v, memory_order::relaxed);
+    return true;
   }
 
   slot_type* slots_ = nullptr;
