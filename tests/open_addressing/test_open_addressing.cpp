@@ -22,11 +22,14 @@
 namespace warpkv::testing {
 namespace {
 
-// u32 with one-lane windows: the insert-only batches' fast inserts (weak reads, a thread per op).
+// u32 with one-lane tiles: the insert-only batches' fast inserts (weak reads, a thread per op),
+// by default with 4 slots per lane (32-byte windows read 16 bytes at a time); the fourth template
+// argument names the slots per lane.
 using Maps = ::testing::Types<linear_map<std::uint32_t, std::uint32_t, 4>, linear_map<std::uint32_t, std::uint32_t, 1>,
-                              linear_map<std::uint64_t, std::uint64_t, 1>, linear_map<std::int32_t, float, 8>,
+                              linear_map<std::uint32_t, std::uint32_t, 1, 1>, linear_map<std::uint64_t, std::uint64_t, 1>,
+                              linear_map<std::int32_t, float, 8>, linear_map<std::uint32_t, std::uint32_t, 2, 2>,
                               quadratic_map<std::uint32_t, std::uint32_t, 4>, quadratic_map<std::uint32_t, std::uint32_t, 1>,
-                              quadratic_map<std::uint64_t, double, 2>>;
+                              quadratic_map<std::uint32_t, std::uint32_t, 1, 1>, quadratic_map<std::uint64_t, double, 2>>;
 INSTANTIATE_TYPED_TEST_SUITE_P(OpenAddressing, MapSuite, Maps);
 
 using lin32 = linear_map<std::uint32_t, std::uint32_t, 4>;
@@ -36,7 +39,8 @@ using quad32 = quadratic_map<std::uint32_t, std::uint32_t, 4>;
 template <class Map>
 class OpenAddressingMap : public ::testing::Test {};
 using Both = ::testing::Types<lin32, quad32, linear_map<std::uint32_t, std::uint32_t, 1>,
-                              quadratic_map<std::uint32_t, std::uint32_t, 1>>;
+                              quadratic_map<std::uint32_t, std::uint32_t, 1>, linear_map<std::uint32_t, std::uint32_t, 1, 1>,
+                              quadratic_map<std::uint32_t, std::uint32_t, 1, 1>, quadratic_map<std::uint32_t, std::uint32_t, 2, 2>>;
 TYPED_TEST_SUITE(OpenAddressingMap, Both);
 
 std::vector<std::uint32_t> iota_keys(std::size_t n, std::size_t from = 1) {
@@ -81,6 +85,32 @@ TEST(OpenAddressingProbing, SequencesVisitEveryWindowOnce) {
   check(quadratic_probing{}, std::integral_constant<int, 2>{});
   check(quadratic_probing{}, std::integral_constant<int, 8>{});
   check(quadratic_probing{}, std::integral_constant<int, 32>{});
+}
+
+// With L slots per lane, a window's probe order (probe_slot) is each of its W slots once, slot s
+// of every lane before slot s+1 of any, and lane r's first slot is r*L.
+TEST(OpenAddressingProbing, WindowsOfSeveralSlotsPerLaneVisitEverySlotOnce) {
+  auto check = [](auto width, auto per_lane) {
+    constexpr int W = decltype(width)::value;
+    constexpr int L = decltype(per_lane)::value;
+    detail::probe_sequence<quadratic_probing, W, L> seq(0x9e3779b97f4a7c15ull, 1023);
+    for (int j = 0; j < 8; ++j, seq.next()) {
+      std::vector<int> seen(W, 0);
+      for (unsigned r = 0; r < static_cast<unsigned>(W); ++r) {
+        const std::size_t s = seq.probe_slot(r);
+        ASSERT_GE(s, seq.window());
+        ASSERT_LT(s, seq.window() + W);
+        ++seen[s - seq.window()];
+        ASSERT_EQ(s, seq.slot(r % (W / L)) + r / (W / L)) << "W=" << W << " L=" << L;
+      }
+      for (int c : seen) ASSERT_EQ(c, 1) << "W=" << W << " L=" << L;
+      for (unsigned lane = 0; lane < static_cast<unsigned>(W / L); ++lane) ASSERT_EQ(seq.slot(lane), seq.window() + lane * L);
+    }
+  };
+  check(std::integral_constant<int, 4>{}, std::integral_constant<int, 4>{});
+  check(std::integral_constant<int, 4>{}, std::integral_constant<int, 2>{});
+  check(std::integral_constant<int, 16>{}, std::integral_constant<int, 4>{});
+  check(std::integral_constant<int, 2>{}, std::integral_constant<int, 1>{});
 }
 
 // A table filled to its last slot: every key homed at the same window, so only a probe sequence
@@ -414,10 +444,13 @@ void expect_hot_kernels_within_budget(const char* name) {
 TEST(OpenAddressingKernels, HotPathsKeepTheirRegisterBudget) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::cuda) GTEST_SKIP() << "kernel attributes are read on the GPU";
-  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 1>>("linear T=1");
+  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 1>>("linear T=1 (L=4)");
   expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 4>>("linear T=4");
-  expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 1>>("quadratic T=1");
+  expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 1>>("quadratic T=1 (L=4)");
   expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 4>>("quadratic T=4");
+  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 1, 1>>("linear T=1 L=1");
+  expect_hot_kernels_within_budget<quadratic_map<std::uint32_t, std::uint32_t, 1, 1>>("quadratic T=1 L=1");
+  expect_hot_kernels_within_budget<linear_map<std::uint32_t, std::uint32_t, 2, 2>>("linear T=2 L=2");
 }
 #endif
 

@@ -209,10 +209,10 @@ std::size_t table_bytes(const warpkv::cuckoo_map<K, V, T>& m) {
   return m.capacity() * sizeof(typename warpkv::cuckoo_map<K, V, T>::slot_type) +
          m.capacity() / warpkv::cuckoo_map<K, V, T>::bucket_slots * sizeof(std::uint32_t);
 }
-template <class K, class V, class P, int T>
-std::size_t table_bytes(const warpkv::open_addressing_map<K, V, P, T>& m) {
+template <class K, class V, class P, int T, int L>
+std::size_t table_bytes(const warpkv::open_addressing_map<K, V, P, T, L>& m) {
   // Packed 4-byte pairs have no ready bitmap; wider pairs add one bit per slot.
-  using map_t = warpkv::open_addressing_map<K, V, P, T>;
+  using map_t = warpkv::open_addressing_map<K, V, P, T, L>;
   return m.capacity() * sizeof(typename map_t::slot_type) + (map_t::ref_type::packed ? 0 : m.capacity() / 8);
 }
 template <class K, class V, warpkv::chained_alloc A, int T>
@@ -415,6 +415,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
       r.set("repeats", repeats).set("input_sets", sets);
       r.set("slot_bytes", slot_bytes);
       r.set("table_bytes", table_bytes(*map));
+      if constexpr (requires { map_t::ref_type::lane_slots; }) r.set("lane_slots", map_t::ref_type::lane_slots);
       describe_overflow(r, *map);
       const timing_stats t = summarize(ms);
       add_timing(r, t, n);
@@ -540,6 +541,7 @@ bool run_dynamic_config(session& ss, const dynamic_options& dyo) {
         r.set("operation", "mixed").set("map", map_t::map_name).set("key_bits", 8 * sizeof(K));
         r.set("value_bits", 8 * sizeof(V)).set("tile", T).set("config", type_name<K, V>() + " T=" + std::to_string(T));
         r.set("mix", mix.name()).set("insert_pct", mix.insert).set("erase_pct", mix.erase).set("find_pct", mix.find);
+        if constexpr (requires { map_t::ref_type::lane_slots; }) r.set("lane_slots", map_t::ref_type::lane_slots);
         r.set("key_range", range).set("ops", n).set("prefill", dyo.prefill).set("prefill_keys", pre.size());
         r.set("capacity", map->capacity()).set("grew", grew).set("rehash_count", map->rehash_count());
         r.set("repeats", repeats).set("input_sets", sets).set("fresh_map_per_repeat", true);

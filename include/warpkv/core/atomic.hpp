@@ -223,13 +223,21 @@ WARPKV_HD inline void load_relaxed_pair(std::uint64_t* p, std::uint64_t& a, std:
 }
 
 /// Two adjacent 8-byte words (16-byte aligned) in one instruction on the GPU, as a probe reads:
-/// relaxed atomic loads (load_relaxed_pair) where writers may run, an ordinary 16-byte load
-/// (L1-cached) of a table nothing writes while it runs (read_mode::quiescent); two loads on the
-/// host.
+/// relaxed atomic loads (load_relaxed_pair) where writers may run; a weak 16-byte load (L1-cached,
+/// each word as atomic_ref::load_weak reads it: possibly stale, never torn; relaxed atomic loads
+/// on the host) for read_mode::weak; an ordinary 16-byte load (L1-cached) of a table nothing
+/// writes while it runs (read_mode::quiescent; two loads on the host).
 template <read_mode Reads>
 WARPKV_HD inline void load_pair(std::uint64_t* p, std::uint64_t& a, std::uint64_t& b) {
   if constexpr (Reads == read_mode::relaxed) {
     load_relaxed_pair(p, a, b);
+  } else if constexpr (Reads == read_mode::weak) {
+#if WARPKV_DEVICE_PASS
+    asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p));
+#else
+    a = std::atomic_ref<std::uint64_t>(p[0]).load(std::memory_order_relaxed);
+    b = std::atomic_ref<std::uint64_t>(p[1]).load(std::memory_order_relaxed);
+#endif
   } else {
 #if WARPKV_DEVICE_PASS
     const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(p);

@@ -6,7 +6,7 @@
 
 namespace warpkv {
 
-template <hash_key Key, map_value Value, int TileSize = 4>
-using linear_map = open_addressing_map<Key, Value, linear_probing, TileSize>;
+template <hash_key Key, map_value Value, int TileSize = 4, int LaneSlots = default_lane_slots<Key, Value, TileSize>>
+using linear_map = open_addressing_map<Key, Value, linear_probing, TileSize, LaneSlots>;
 
 }  // namespace warpkv

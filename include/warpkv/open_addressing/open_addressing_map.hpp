@@ -43,11 +43,15 @@ struct open_addressing_config {
   bool throw_on_invalid_key = false;  ///< throw warpkv::error(invalid_key) after a batch that held a sentinel
 };
 
-template <hash_key Key, map_value Value, class Probing, int TileSize = 4>
+/// TileSize lanes per operation, each reading LaneSlots slots of a window (LaneSlots > 1: packed
+/// pairs only, read 16 bytes at a time; open_addressing_ref.hpp).
+template <hash_key Key, map_value Value, class Probing, int TileSize = 4,
+          int LaneSlots = default_lane_slots<Key, Value, TileSize>>
 class open_addressing_map
-    : public detail::bulk_map_base<open_addressing_map<Key, Value, Probing, TileSize>,
-                                   open_addressing_ref<Key, Value, Probing, TileSize>, open_addressing_config, TileSize> {
-  using base = detail::bulk_map_base<open_addressing_map, open_addressing_ref<Key, Value, Probing, TileSize>,
+    : public detail::bulk_map_base<open_addressing_map<Key, Value, Probing, TileSize, LaneSlots>,
+                                   open_addressing_ref<Key, Value, Probing, TileSize, LaneSlots>, open_addressing_config,
+                                   TileSize> {
+  using base = detail::bulk_map_base<open_addressing_map, open_addressing_ref<Key, Value, Probing, TileSize, LaneSlots>,
                                      open_addressing_config, TileSize>;
   friend base;
 

@@ -1,8 +1,10 @@
 #pragma once
 // open_addressing_ref: the device-side view of an open-addressing map (linear_map,
-// quadratic_map), usable inside user kernels with a cooperative tile of exactly `Window` lanes
-// (the map's tile size: the window width is part of the table's layout). Every lane of the tile
-// calls the same method with the same arguments and gets the same result.
+// quadratic_map), usable inside user kernels with a cooperative tile of exactly `TileSize` lanes
+// (the map's tile size). The table is read in windows of TileSize x LaneSlots slots, LaneSlots
+// per lane (LaneSlots > 1: packed pairs read 16 bytes at a time); both are part of the table's
+// layout. Every lane of the tile calls the same method with the same arguments and gets the same
+// result.
 //
 // Guarantees (argument and linearization points: docs/design/open_addressing.md):
 //  - every operation is linearizable; keys are unique, also under concurrent inserts of one key;
@@ -41,9 +43,17 @@ namespace detail {
 inline constexpr std::size_t ready_bits_per_word = 32;
 }  // namespace detail
 
-template <hash_key Key, map_value Value, class Probing, int Window>
+/// Slots per lane unless a map names them: 4 for packed pairs (4-byte keys and values) probed by
+/// one lane, whose windows are 32 bytes read in two 16-byte loads (docs/perf.md, session 19); 1
+/// otherwise.
+template <class Key, class Value, int TileSize>
+inline constexpr int default_lane_slots = sizeof(Key) == 4 && sizeof(Value) == 4 && TileSize == 1 ? 4 : 1;
+
+template <hash_key Key, map_value Value, class Probing, int TileSize, int LaneSlots = default_lane_slots<Key, Value, TileSize>>
 class open_addressing_ref {
-  static_assert(valid_tile_size<Window>, "the window (tile size) must be 1, 2, 4, 8, 16 or 32");
+  static_assert(valid_tile_size<TileSize>, "the tile size must be 1, 2, 4, 8, 16 or 32");
+  static_assert(LaneSlots == 1 || LaneSlots == 2 || LaneSlots == 4, "slots per lane must be 1, 2 or 4");
+  static_assert(TileSize * LaneSlots <= 64, "a window must fit the smallest table (64 slots)");
 
  public:
   using key_type = Key;
@@ -56,8 +66,12 @@ class open_addressing_ref {
   /// protocol of docs/design/open_addressing.md). Wider pairs keep the key CAS + ready bit.
   static constexpr bool packed = sizeof(key_bits) == 4 && sizeof(value_bits) == 4;
   using slot_type = std::conditional_t<packed, packed_slot<key_bits, value_bits>, slot<key_bits, value_bits>>;
-  using sequence_type = detail::probe_sequence<Probing, Window>;
-  static constexpr int window = Window;
+  static_assert(LaneSlots == 1 || packed, "several slots per lane need packed pairs (4-byte keys and values)");
+  static constexpr int tile_size = TileSize;
+  static constexpr int lane_slots = LaneSlots;
+  /// Slots per window.
+  static constexpr int window = TileSize * LaneSlots;
+  using sequence_type = detail::probe_sequence<Probing, window, LaneSlots>;
 
   open_addressing_ref() = default;
   /// `ready`: one bit per slot (capacity / ready_bits_per_word words), set once the slot's first
@@ -71,7 +85,7 @@ class open_addressing_ref {
         empty_(to_bits(empty_key)),
         erased_(to_bits(erased_key)),
         seed_(seed),
-        windows_(max_probe == 0 || max_probe >= capacity ? capacity / Window : (max_probe + Window - 1) / Window) {}
+        windows_(max_probe == 0 || max_probe >= capacity ? capacity / window : (max_probe + window - 1) / window) {}
 
   WARPKV_HD std::size_t capacity() const { return mask_ + 1; }
   /// How many windows of its probe sequence an operation examines at most.
@@ -116,7 +130,7 @@ class open_addressing_ref {
   /// one-lane windows (a thread per operation, whose next slots share the L1 line a weak read
   /// brought; session 16: +11-27 % at LF 0.8). Wider windows keep the relaxed walk (session 11
   /// measured weak reads 3-8 % slower there).
-  static constexpr bool fast_bulk_inserts = packed && Window == 1;
+  static constexpr bool fast_bulk_inserts = packed && TileSize == 1;
   /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
   /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
   /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"), in probe groups
@@ -354,49 +368,69 @@ class open_addressing_ref {
     return walk_impl<key_bits>(t, kb, decide);
   }
   /// Word: key_bits (the key alone) or std::uint64_t (a packed pair, key in the low half).
-  /// Group: windows read at once after the first two (1: one at a time).
+  /// Group: slots per lane read at once after the first two windows (windows of LaneSlots per
+  /// lane each: Group / LaneSlots of them, at least 1; 1: one window at a time).
+  /// A window's LaneSlots slots of one lane come in one or two 16-byte loads; each of them is
+  /// handed to decide as a window of its own (slot s of every lane, s = 0 .. LaneSlots-1: the
+  /// probe order of detail::probe_sequence), so decide sees one word per lane as with one slot.
   template <class Word, read_mode Reads = read_mode::relaxed, unsigned Group = max_group, class Tile, class Decide>
   WARPKV_HD int walk_impl(const Tile& t, key_bits kb, Decide& decide) const {
-    static_assert(Tile::size() == Window, "an open-addressing ref is driven by a tile of exactly its window's lanes");
+    static_assert(Tile::size() == TileSize, "an open-addressing ref is driven by a tile of exactly its tile size");
+    static_assert(LaneSlots == 1 || sizeof(Word) == 8, "several slots per lane are read as packed words");
+    constexpr unsigned L = LaneSlots;
+    constexpr unsigned G = Group / L > 0 ? Group / L : 1;  // windows per group
     const unsigned rank = t.thread_rank();
     sequence_type seq = sequence_bits(kb);
     for (std::size_t done = 0; done < windows_;) {
-      std::size_t n = done < 2 ? 1 : (done < Group ? done : Group);
+      std::size_t n = done < 2 ? 1 : (done < G ? done : G);
       if (n > windows_ - done) n = windows_ - done;
-      Word cur[Group];
+      Word cur[G * L];
       sequence_type at = seq;  // the group's first window: slot indices are re-derived, not kept
-      unsigned stops_here = 0;  // bit m: this lane's slot in window m of the group holds kb or is empty
+      unsigned stops_here = 0;  // bit m*L+s: this lane's slot s in window m of the group holds kb or is empty
       WARPKV_UNROLL
-      for (unsigned m = 0; m < Group; ++m) {
+      for (unsigned m = 0; m < G; ++m) {
         if (m == n) break;
         const std::size_t i = seq.slot(rank);
-        if constexpr (sizeof(Word) == sizeof(key_bits)) cur[m] = key_ref(i).load(memory_order::relaxed);
-        else if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
-        else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
-        else cur[m] = pair_ref(i).load(memory_order::relaxed);
-        const key_bits key = static_cast<key_bits>(cur[m]);
-        if (key == kb || key == empty_) stops_here |= 1u << m;
+        if constexpr (sizeof(Word) == sizeof(key_bits)) {
+          cur[m] = key_ref(i).load(memory_order::relaxed);
+        } else if constexpr (L == 1) {
+          if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
+          else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
+          else cur[m] = pair_ref(i).load(memory_order::relaxed);
+        } else {
+          std::uint64_t* p = reinterpret_cast<std::uint64_t*>(&slots_[i]);
+          WARPKV_UNROLL
+          for (unsigned s = 0; s < L; s += 2) load_pair<Reads>(p + s, cur[m * L + s], cur[m * L + s + 1]);
+        }
+        WARPKV_UNROLL
+        for (unsigned s = 0; s < L; ++s) {
+          const key_bits key = static_cast<key_bits>(cur[m * L + s]);
+          if (key == kb || key == empty_) stops_here |= 1u << (m * L + s);
+        }
         seq.next();
       }
       done += n;
-      if (n > 1 && !t.any(stops_here != 0)) continue;
-      // Window m of the group is always handed over from cur[0], the array shifting down one
-      // place per window (register renames once unrolled): indexing it by m let the compiler
+      if ((n > 1 || L > 1) && !t.any(stops_here != 0)) continue;
+      // Word m*L+s of the group is always handed over from cur[0], the array shifting down one
+      // place per word (register renames once unrolled): indexing it by m let the compiler
       // merge the decide calls behind a run-time index, which put cur[] in local memory. The
       // slot index comes from a second copy of the sequence, stepped alongside (fewer registers
       // than keeping Group indices).
       WARPKV_UNROLL
-      for (unsigned m = 0; m < Group; ++m) {
+      for (unsigned m = 0; m < G; ++m) {
         if (m == n) break;
-        const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
-        if (stops != 0) {
-          const int r = decide(stops, cur[0], at.slot(rank));
-          if (r >= 0) return r;
-        }
-        stops_here >>= 1;
-        at.next();
         WARPKV_UNROLL
-        for (unsigned j = 0; j + 1 < Group; ++j) cur[j] = cur[j + 1];
+        for (unsigned s = 0; s < L; ++s) {
+          const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
+          if (stops != 0) {
+            const int r = decide(stops, cur[0], at.slot(rank) + s);
+            if (r >= 0) return r;
+          }
+          stops_here >>= 1;
+          WARPKV_UNROLL
+          for (unsigned j = 0; j + 1 < G * L; ++j) cur[j] = cur[j + 1];
+        }
+        at.next();
       }
     }
     return -1;

@@ -7,7 +7,7 @@
 
 namespace warpkv {
 
-template <hash_key Key, map_value Value, int TileSize = 4>
-using quadratic_map = open_addressing_map<Key, Value, quadratic_probing, TileSize>;
+template <hash_key Key, map_value Value, int TileSize = 4, int LaneSlots = default_lane_slots<Key, Value, TileSize>>
+using quadratic_map = open_addressing_map<Key, Value, quadratic_probing, TileSize, LaneSlots>;
 
 }  // namespace warpkv

@@ -54,8 +54,8 @@ std::string validate_open_table(const Ref& ref, const std::vector<typename Ref::
     auto seq = ref.sequence(from_bits<typename Ref::key_type>(k));
     bool reached = false;
     for (std::size_t j = 0; j < ref.max_windows() && !reached; ++j, seq.next()) {
-      for (unsigned lane = 0; lane < static_cast<unsigned>(Ref::window) && !reached; ++lane) {
-        const std::size_t s = seq.slot(lane);
+      for (unsigned r = 0; r < static_cast<unsigned>(Ref::window) && !reached; ++r) {
+        const std::size_t s = seq.probe_slot(r);
         if (s == i) reached = true;
         else if (slots[s].key == empty) return "slot " + std::to_string(i) + ": an empty slot precedes it in its probe sequence";
       }
