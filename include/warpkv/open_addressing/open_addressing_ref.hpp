@@ -409,60 +409,61 @@ class open_addressing_ref {
         }
       }
       return -1;
-    }
-    for (std::size_t done = 0; done < windows_;) {
-      std::size_t n = done < 2 ? 1 : (done < G ? done : G);
-      if (n > windows_ - done) n = windows_ - done;
-      Word cur[G * L];
-      sequence_type at = seq;  // the group's first window: slot indices are re-derived, not kept
-      unsigned stops_here = 0;  // bit m*L+s: this lane's slot s in window m of the group holds kb or is empty
-      WARPKV_UNROLL
-      for (unsigned m = 0; m < G; ++m) {
-        if (m == n) break;
-        const std::size_t i = seq.slot(rank);
-        if constexpr (sizeof(Word) == sizeof(key_bits)) {
-          cur[m] = key_ref(i).load(memory_order::relaxed);
-        } else if constexpr (L == 1) {
-          if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
-          else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
-          else cur[m] = pair_ref(i).load(memory_order::relaxed);
-        } else {
-          std::uint64_t* p = reinterpret_cast<std::uint64_t*>(&slots_[i]);
-          WARPKV_UNROLL
-          for (unsigned s = 0; s < L; s += 2) load_pair<Reads>(p + s, cur[m * L + s], cur[m * L + s + 1]);
-        }
+    } else {
+      for (std::size_t done = 0; done < windows_;) {
+        std::size_t n = done < 2 ? 1 : (done < G ? done : G);
+        if (n > windows_ - done) n = windows_ - done;
+        Word cur[G * L];
+        sequence_type at = seq;  // the group's first window: slot indices are re-derived, not kept
+        unsigned stops_here = 0;  // bit m*L+s: this lane's slot s in window m of the group holds kb or is empty
         WARPKV_UNROLL
-        for (unsigned s = 0; s < L; ++s) {
-          const key_bits key = static_cast<key_bits>(cur[m * L + s]);
-          if (key == kb || key == empty_) stops_here |= 1u << (m * L + s);
-        }
-        seq.next();
-      }
-      done += n;
-      if ((n > 1 || L > 1) && !t.any(stops_here != 0)) continue;
-      // Word m*L+s of the group is always handed over from cur[0], the array shifting down one
-      // place per word (register renames once unrolled): indexing it by m let the compiler
-      // merge the decide calls behind a run-time index, which put cur[] in local memory. The
-      // slot index comes from a second copy of the sequence, stepped alongside (fewer registers
-      // than keeping Group indices).
-      WARPKV_UNROLL
-      for (unsigned m = 0; m < G; ++m) {
-        if (m == n) break;
-        WARPKV_UNROLL
-        for (unsigned s = 0; s < L; ++s) {
-          const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
-          if (stops != 0) {
-            const int r = decide(stops, cur[0], at.slot(rank) + s);
-            if (r >= 0) return r;
+        for (unsigned m = 0; m < G; ++m) {
+          if (m == n) break;
+          const std::size_t i = seq.slot(rank);
+          if constexpr (sizeof(Word) == sizeof(key_bits)) {
+            cur[m] = key_ref(i).load(memory_order::relaxed);
+          } else if constexpr (L == 1) {
+            if constexpr (Reads == read_mode::quiescent) cur[m] = *reinterpret_cast<const std::uint64_t*>(&slots_[i]);
+            else if constexpr (Reads == read_mode::weak) cur[m] = pair_ref(i).load_weak();
+            else cur[m] = pair_ref(i).load(memory_order::relaxed);
+          } else {
+            std::uint64_t* p = reinterpret_cast<std::uint64_t*>(&slots_[i]);
+            WARPKV_UNROLL
+            for (unsigned s = 0; s < L; s += 2) load_pair<Reads>(p + s, cur[m * L + s], cur[m * L + s + 1]);
           }
-          stops_here >>= 1;
           WARPKV_UNROLL
-          for (unsigned j = 0; j + 1 < G * L; ++j) cur[j] = cur[j + 1];
+          for (unsigned s = 0; s < L; ++s) {
+            const key_bits key = static_cast<key_bits>(cur[m * L + s]);
+            if (key == kb || key == empty_) stops_here |= 1u << (m * L + s);
+          }
+          seq.next();
         }
-        at.next();
+        done += n;
+        if ((n > 1 || L > 1) && !t.any(stops_here != 0)) continue;
+        // Word m*L+s of the group is always handed over from cur[0], the array shifting down one
+        // place per word (register renames once unrolled): indexing it by m let the compiler
+        // merge the decide calls behind a run-time index, which put cur[] in local memory. The
+        // slot index comes from a second copy of the sequence, stepped alongside (fewer registers
+        // than keeping Group indices).
+        WARPKV_UNROLL
+        for (unsigned m = 0; m < G; ++m) {
+          if (m == n) break;
+          WARPKV_UNROLL
+          for (unsigned s = 0; s < L; ++s) {
+            const std::uint32_t stops = t.ballot((stops_here & 1u) != 0);
+            if (stops != 0) {
+              const int r = decide(stops, cur[0], at.slot(rank) + s);
+              if (r >= 0) return r;
+            }
+            stops_here >>= 1;
+            WARPKV_UNROLL
+            for (unsigned j = 0; j + 1 < G * L; ++j) cur[j] = cur[j + 1];
+          }
+          at.next();
+        }
       }
+      return -1;
     }
-    return -1;
   }
 
   /// find and erase: the first slot in probe order that holds k or is empty decides.
