@@ -34,6 +34,9 @@ struct static_options {
   std::vector<double> load_factors{0.5, 0.8, 0.9, 0.95};
   std::vector<std::string> maps{"hopscotch"};  ///< hopscotch | cuckoo | chained-pool | chained-device
   unsigned neighborhood = 32;  ///< hopscotch: H, slots a key may sit from its home bucket
+  /// Timed inserts and finds write a status per operation (off: only the batch's counts, and
+  /// finds are verified by their values, as a peer's insert_async / find_async that write none).
+  bool statuses = true;
 };
 
 struct dynamic_options {

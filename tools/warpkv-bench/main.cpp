@@ -149,6 +149,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.001, 1.0))
       ->capture_default_str();
 
+  s->add_flag("--statuses,!--no-statuses", st.statuses,
+              "Timed inserts and finds write a status per operation (--no-statuses: only the batch's counts, finds "
+              "verified by their values; what cuco's insert_async / find_async write)")
+      ->capture_default_str();
   s->add_option("--neighborhood", st.neighborhood, "hopscotch: neighborhood H, the slots a key may sit from its home bucket")
       ->check(CLI::Range(1u, 32u))
       ->capture_default_str();
