@@ -6,7 +6,9 @@
 // What it guarantees (argument and linearization points: docs/design/open_addressing.md):
 //  - Every operation of a batch runs concurrently with the others and is linearizable; a key
 //    is never stored twice, also when many tiles insert it at once.
-//  - Murmur3 hashing into a power-of-two table read in windows of TileSize slots, one per lane.
+//  - Murmur3 hashing into a power-of-two table read in windows of TileSize x LaneSlots slots,
+//    LaneSlots per lane (default: 4 for 4-byte keys and values at tile 1, a 32-byte window read
+//    by one thread; else 1).
 //  - insert claims a free slot by CAS of its key; erase leaves a tombstone (the erased key,
 //    default max-1). Tombstones are never reused while a batch runs; cleanup() rebuilds the
 //    table without them, and runs by itself after a batch that leaves more tombstones than

@@ -336,7 +336,6 @@ class open_addressing_ref {
   /// Windows read at once by a long probe.
   static constexpr unsigned max_group = 4;
 
-
   WARPKV_HD bool is_sentinel(key_bits kb) const { return kb == empty_ || kb == erased_; }
   WARPKV_HD sequence_type sequence_bits(key_bits kb) const { return sequence_type(hash_bits(kb, seed_), mask_); }
   WARPKV_HD atomic_ref<key_bits> key_ref(std::size_t i) const { return atomic_ref<key_bits>(slots_[i].key); }
