@@ -378,7 +378,7 @@ bool run_static_config(session& ss, const static_options& so, std::uint64_t n_re
     // Verifies the last timed run's outputs: expect_hit(i) says whether keys[i] is present.
     const auto verify_find = [&](const char* what, const std::vector<K>& keys, auto&& expect_hit) {
       // Without statuses the values alone decide: value_of is never V{}, a miss's value.
-      const auto s = so.statuses ? statuses_of(st[q], n) : std::vector<status>(n, status::not_found);
+      const auto s = so.statuses ? statuses_of(st[q], n) : std::vector<status>{};
       std::vector<V> v(n);
       vout[q].copy_to_host(v.data(), n);
       std::uint64_t bad = 0;

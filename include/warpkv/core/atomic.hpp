@@ -235,8 +235,7 @@ WARPKV_HD inline void load_pair(std::uint64_t* p, std::uint64_t& a, std::uint64_
 #if WARPKV_DEVICE_PASS
     asm volatile("ld.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p));
 #else
-    a = std::atomic_ref<std::uint64_t>(p[0]).load(std::memory_order_relaxed);
-    b = std::atomic_ref<std::uint64_t>(p[1]).load(std::memory_order_relaxed);
+    load_relaxed_pair(p, a, b);
 #endif
   } else {
 #if WARPKV_DEVICE_PASS
