@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "warpkv/core/aggregate.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/cuda_check.hpp"
@@ -39,6 +40,20 @@ struct batch_summary {
 /// consecutive operations and serves them in turn; mixed batches) or one operation per tile
 /// (cuco's mapping; uniform batches: every tile runs the same path, no serve loop, no op switch).
 enum class batch_shape { serve_loop, op_per_tile };
+
+/// An index list's mark: an entry `i | list_mark` is operation i, still to run (it came back
+/// `full`); `i` alone is operation i, done. Lists of marked entries need n < list_mark.
+inline constexpr std::uint32_t list_mark = 0x80000000u;
+
+/// Where a first pass hands back the operations it leaves `full` (op_per_tile launches): their
+/// indices, marked, appended to `list` (room for every operation of the launch) at positions
+/// taken from `count` (zeroed before the launch; it ends as the list's length, which equals the
+/// launch's `full` count). Nothing is written for an operation that ends otherwise, so a batch
+/// whose caller asked for no statuses writes no per-operation array at all (issue 23, item 2).
+struct handback_list {
+  std::uint32_t* list = nullptr;
+  unsigned long long* count = nullptr;
+};
 
 namespace detail {
 
@@ -114,16 +129,27 @@ struct tile_op_body {
   status* statuses;              // may be null (then only_full must be false)
   unsigned long long* counters;  // num_status_kinds counters, or null
   bool only_full;                // re-run only operations whose previous status was `full`
+  handback_list handback{};      // where `full` operations are listed (list null: nowhere)
 
   using accumulator = status_counts<unsigned>;
 
   template <class Tile>
   WARPKV_HD void operator()(const Tile& tile, std::size_t i, accumulator& acc) const {
+    // An op over a marked list (marked_op) skips the entries that are done: neither run nor counted.
+    if constexpr (requires { op.skip(i); }) {
+      if (op.skip(i)) return;
+    }
     if (only_full && statuses[i] != status::full) return;  // the same on every lane of the tile
     const status s = op(tile, i);
     if (tile.thread_rank() == 0) {
       if (statuses != nullptr) statuses[i] = s;
       acc.add(s);
+      if (s == status::full && handback.list != nullptr) {  // rare: only the lanes handing one back
+        const active_lanes g;
+        const unsigned long long at = aggregated_fetch_add(g, atomic_ref<unsigned long long>(*handback.count), 1ull,
+                                                           true, memory_order::relaxed);
+        handback.list[at] = static_cast<std::uint32_t>(i) | list_mark;
+      }
     }
   }
 
@@ -259,14 +285,17 @@ class batch_counters {
 
 /// Launches operations [0, n) in the given shape without waiting; `counters` may be null (then
 /// nothing is counted) and `statuses` may be null for op_per_tile (then none is stored).
+/// `handback` (op_per_tile only) lists the operations that end `full`.
 template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
 void launch_uncounted(const execution& ex, std::size_t n, const Op& op, status* statuses,
-                      unsigned long long* counters = nullptr, bool only_full = false) {
+                      unsigned long long* counters = nullptr, bool only_full = false, handback_list handback = {}) {
   if (n == 0) return;
-  if constexpr (Shape == batch_shape::op_per_tile)
-    launch<T>(ex, n, detail::tile_op_body<T, Op>{op, n, statuses, counters, only_full});
-  else
+  if constexpr (Shape == batch_shape::op_per_tile) {
+    launch<T>(ex, n, detail::tile_op_body<T, Op>{op, n, statuses, counters, only_full, handback});
+  } else {
+    require(handback.list == nullptr, "handback", "is taken by op_per_tile launches only");
     launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters, only_full});
+  }
 }
 
 /// Runs operations [0, n) of `op` as one concurrent batch on `ex`; `statuses` (n entries in the
@@ -274,10 +303,10 @@ void launch_uncounted(const execution& ex, std::size_t n, const Op& op, status* 
 /// (gathered in `counters`, which must belong to the same backend and stream).
 template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
 batch_summary launch_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, batch_counters& counters,
-                           bool only_full = false) {
+                           bool only_full = false, handback_list handback = {}) {
   if (n == 0) return {};
   counters.zero();
-  launch_uncounted<T, Op, Shape>(ex, n, op, statuses, counters.data(), only_full);
+  launch_uncounted<T, Op, Shape>(ex, n, op, statuses, counters.data(), only_full, handback);
   return counters.read();
 }
 

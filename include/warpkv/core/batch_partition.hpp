@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "warpkv/core/atomic.hpp"
+#include "warpkv/core/batch.hpp"
 #include "warpkv/core/config.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
@@ -163,19 +164,71 @@ constexpr bool thread_per_op_of_op() {
 /// Runs `op` on the operations of one list: list entry j is operation index[j] (from_back:
 /// index[total - 1 - j]). The status goes to out[operation] (when out is given) as well as to the
 /// batch body's own status of entry j (which the second pass and the growth loop read).
-template <class Op, bool FromBack = false>
+/// MarkFull: an entry whose operation ends `full` is marked (core/batch.hpp, list_mark), so that
+/// marked_op can run exactly those again over the same list (the list's indices must then be
+/// below list_mark).
+template <class Op, bool FromBack = false, bool MarkFull = false>
 struct listed_op {
+  static_assert(!(FromBack && MarkFull), "marked lists are read from the front");
   static constexpr int register_budget = register_budget_of_op<Op>();
   static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
   Op op;
-  const std::uint32_t* index;
+  std::uint32_t* index;
   std::size_t total;  ///< entries of `index` (from_back lists count from its end)
   status* out;        ///< per operation, may be null
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t j) const {
-    const std::size_t i = FromBack ? index[total - 1 - j] : index[j];
+    std::size_t i = 0;
+    if constexpr (MarkFull) {  // lane 0 reads the entry it may write later (as in marked_op)
+      std::uint32_t e = 0;
+      if (t.thread_rank() == 0) e = index[j];
+      i = t.shfl(e, 0);
+    } else {
+      i = FromBack ? index[total - 1 - j] : index[j];
+    }
     const status s = op(t, i);
-    if (out != nullptr && t.thread_rank() == 0) out[i] = s;
+    if (t.thread_rank() == 0) {
+      if (out != nullptr) out[i] = s;
+      if constexpr (MarkFull) {
+        if (s == status::full) index[j] = static_cast<std::uint32_t>(i) | list_mark;
+      }
+    }
+    return s;
+  }
+};
+
+/// Runs `op` on the marked entries of a list (core/batch.hpp, list_mark: the operations a first
+/// pass handed back, handback_list) and skips the others (tile_op_body neither runs nor counts a
+/// skipped entry). An entry whose operation ends other than `full` is unmarked, so launching the
+/// same op over the same list again (after growth) re-runs exactly the operations still `full`:
+/// no status array and no sorting pass. The status goes to out[operation] when out is given.
+/// Lane 0 alone reads the entry for the run and passes it on (a tile collective), so its later
+/// write of the entry is ordered after every lane's reads.
+template <class Op>
+struct marked_op {
+  static constexpr int register_budget = register_budget_of_op<Op>();
+  static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
+  Op op;
+  std::uint32_t* index;  ///< entries: operation | list_mark (to run) or operation (done)
+  status* out;           ///< per operation, may be null
+  /// The list's length in the backend's memory, for a launch queued before it is known (an
+  /// async call's second pass, launched over every operation of the batch); null: the launch's
+  /// count is the length.
+  const unsigned long long* length = nullptr;
+  WARPKV_HD bool skip(std::size_t j) const {
+    if (length != nullptr && j >= *length) return true;
+    return (index[j] & list_mark) == 0u;
+  }
+  template <class Tile>
+  WARPKV_HD status operator()(const Tile& t, std::size_t j) const {
+    std::uint32_t e = 0;
+    if (t.thread_rank() == 0) e = index[j];
+    const std::uint32_t i = t.shfl(e, 0) & ~list_mark;
+    const status s = op(t, i);
+    if (t.thread_rank() == 0) {
+      if (out != nullptr) out[i] = s;
+      if (s != status::full) index[j] = i;
+    }
     return s;
   }
 };

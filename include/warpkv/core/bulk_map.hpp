@@ -143,7 +143,7 @@ class bulk_map_base {
     detail::stream_join join(ex_, stream);
     settle();
     presize_mixed(ops, keys, n);
-    if (n > 0xffffffffu)  // the phases' index lists hold 32-bit indices
+    if (n >= std::size_t{list_mark})  // the phases' index lists hold 31-bit indices and a mark
       return run(n, out, [=](const Ref& r) {
         return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
       });
@@ -428,12 +428,10 @@ class bulk_map_base {
     buffer<std::uint32_t> list;
     buffer<status> entry_status;  // the serve loop's body also stores the status of list entry j
     if (n <= std::size_t{0xffffffffu}) {
-      try {
-        list = buffer<std::uint32_t>(m, ex_);
-        if constexpr (Shape == batch_shape::serve_loop) entry_status = buffer<status>(m, ex_);
-      } catch (const error& e) {
-        if (e.code() != errc::out_of_memory) throw;
-        list = {};
+      list = try_buffer<std::uint32_t>(m);
+      if constexpr (Shape == batch_shape::serve_loop) {
+        if (list.size() == m) entry_status = try_buffer<status>(m);
+        if (entry_status.size() != m) list = {};
       }
     }
     if (list.size() != m)
@@ -451,18 +449,21 @@ class bulk_map_base {
   /// first launch, `second` of the second passes (whose ops the first counted as full).
   struct async_counts {
     async_counts() = default;
-    explicit async_counts(const execution& ex) : first(ex), second(ex) {
+    explicit async_counts(const execution& ex) : first(ex), second(ex), cursor(ex) {
       first.zero();
       second.zero();
     }
     [[nodiscard]] bool ready() const { return first.ready(); }
     batch_counters first, second;
+    batch_counters cursor;  // a call's handback list length (zeroed before each call's first launch)
   };
 
   /// Reused by every batch (made on first use): group 0 for one launch, groups 1-4 for the
-  /// phases of a mixed batch (reads, fast writes, complete writes, erases).
+  /// phases of a mixed batch (reads, fast writes, complete writes, erases), group 5's first
+  /// counter for a handback list's length (run_listed).
   batch_counters counters_;
-  static constexpr std::size_t counter_groups = 5;
+  static constexpr std::size_t counter_groups = 6;
+  static constexpr std::size_t handback_group = 5;
   mutable async_counts pending_;          // counts of async calls not yet synchronized
   mutable bool async_pending_ = false;
   mutable std::size_t pending_inserts_ = 0;  // ops of those calls that may insert
@@ -473,6 +474,18 @@ class bulk_map_base {
 
   Derived& self() { return static_cast<Derived&>(*this); }
   const Derived& self() const { return static_cast<const Derived&>(*this); }
+
+  /// A buffer of n elements, or an empty one when the backend has no memory for it (a caller
+  /// with a way to do without one; any other error propagates).
+  template <class T>
+  buffer<T> try_buffer(std::size_t n) {
+    try {
+      return buffer<T>(n, ex_);
+    } catch (const error& e) {
+      if (e.code() != errc::out_of_memory) throw;
+      return {};
+    }
+  }
 
   template <class P>
   static void check_inputs(std::size_t n, const P* p, const char* name) {
@@ -527,6 +540,23 @@ class bulk_map_base {
     using op_t = decltype(make(self().ref()));
     using first_t = decltype(make_first(self().ref()));
     constexpr bool two_passes = !std::is_same_v<first_t, op_t>;
+    if constexpr (two_passes && Shape == batch_shape::op_per_tile) {
+      // The first launch lists what it hands back (run_listed's list, stream-ordered allocation
+      // and release); the second runs over the whole batch's length, skipping every entry past
+      // the list's length (read on the device) and every unmarked one.
+      buffer<std::uint32_t> list = n < std::size_t{list_mark} ? try_buffer<std::uint32_t>(n) : buffer<std::uint32_t>{};
+      if (list.size() == n) {
+        pending_inserts_ += may_insert;
+        async_pending_ = true;
+        pending_.cursor.zero();
+        const unsigned long long* length = pending_.cursor.data();
+        launch_uncounted<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, pending_.first.data(), false,
+                                                   handback_list{list.data(), pending_.cursor.data()});
+        launch_uncounted<TileSize, marked_op<op_t>, Shape>(ex_, n, marked_op<op_t>{make(self().ref()), list.data(), out, length},
+                                                           nullptr, pending_.second.data());
+        return;
+      }
+    }
     buffer<status> tmp;  // stream-ordered allocation and release
     if (out == nullptr && (two_passes || Shape == batch_shape::serve_loop)) {
       tmp = buffer<status>(n, ex_);
@@ -633,26 +663,24 @@ class bulk_map_base {
     if (n_reads + n_writes + n_erases != n)
       throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
-    const std::uint32_t* ra = reads_and_erases.data();
-    const std::uint32_t* wr = writes.data();
+    std::uint32_t* ra = reads_and_erases.data();
+    std::uint32_t* wr = writes.data();  // the first write pass marks what it leaves `full` in it
     constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
     constexpr bool two_passes = first_pass == pass::fast;
     using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
-    using first_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, first_pass>>;
-    using complete_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>;
+    using first_t = listed_op<mixed_insert_op<Ref, key_type, mapped_type, first_pass>, false, /*MarkFull=*/true>;
+    using complete_t = marked_op<mixed_insert_op<Ref, key_type, mapped_type, pass::complete>>;
     using erase_t = listed_op<erase_op<Ref, key_type>, /*FromBack=*/true>;
-    const auto complete = [&] { return complete_t{{self().ref(), ops, keys, values}, wr, n, out}; };
+    const auto complete = [&] { return complete_t{{self().ref(), ops, keys, values}, wr, out}; };
     batch_counters& pc = counters();
     pc.zero();
-    buffer<status> write_status(n_writes, ex_);  // the write list's statuses (the passes' `full` marks)
     launch_uncounted<TileSize, read_t, batch_shape::op_per_tile>(
         ex_, n_reads, read_t{{find_op<Ref, key_type, mapped_type>{self().ref(), keys, values_out, nullptr}, ops}, ra, n, out},
         nullptr, pc.data(1));
-    launch_uncounted<TileSize, first_t, batch_shape::op_per_tile>(
-        ex_, n_writes, first_t{{self().ref(), ops, keys, values}, wr, n, out}, write_status.data(), pc.data(2));
+    launch_uncounted<TileSize, first_t, batch_shape::op_per_tile>(ex_, n_writes, first_t{{self().ref(), ops, keys, values}, wr, n, out},
+                                                                  nullptr, pc.data(2));
     if constexpr (two_passes)
-      launch_uncounted<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), write_status.data(),
-                                                                         pc.data(3), /*only_full=*/true);
+      launch_uncounted<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), nullptr, pc.data(3));
     launch_uncounted<TileSize, erase_t, batch_shape::op_per_tile>(ex_, n_erases, erase_t{{self().ref(), keys}, ra, n, out},
                                                                   nullptr, pc.data(4));
     const std::vector<batch_summary> phases = pc.read_groups(counter_groups);  // the one wait: every phase has run
@@ -668,8 +696,8 @@ class bulk_map_base {
     account(erased);
     written = rerun_until_placed(
         written, part, map_label{"warpkv: ", Derived::map_name},
-        [&](std::uint64_t full) {
-          return launch_full<batch_shape::op_per_tile>(n_writes, full, complete(), write_status.data());
+        [&](std::uint64_t) {
+          return launch_batch<TileSize, complete_t, batch_shape::op_per_tile>(ex_, n_writes, complete(), nullptr, counters());
         },
         [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
     batch_summary total = reads;
@@ -698,6 +726,51 @@ class bulk_map_base {
   template <batch_shape Shape, class MakeOp, class MakeFirst>
   batch_summary run_counted(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     if (n == 0) return {};
+    using op_t = decltype(make(self().ref()));
+    using first_t = decltype(make_first(self().ref()));
+    if constexpr (Shape == batch_shape::op_per_tile && !std::is_same_v<first_t, op_t>) {
+      if (n < std::size_t{list_mark}) {
+        buffer<std::uint32_t> list = try_buffer<std::uint32_t>(n);
+        if (list.size() == n) return run_listed(n, out, make, make_first, list.data());
+      }
+    }
+    return run_on_statuses<Shape>(n, out, make, make_first);
+  }
+  /// run_counted with a handback list of n entries (core/batch.hpp, handback_list): the fast
+  /// first launch lists the operations it hands back (marked) and writes statuses only to `out`,
+  /// when given; the complete op then runs over that list (marked_op: only the marked entries,
+  /// unmarking those it settles), after growth again over the same list. No status array, no
+  /// sorting pass, and nothing allocated once the batch has started to change the table.
+  template <class MakeOp, class MakeFirst>
+  batch_summary run_listed(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first,
+                           std::uint32_t* list) {
+    using op_t = decltype(make(self().ref()));
+    using first_t = decltype(make_first(self().ref()));
+    constexpr batch_shape shape = batch_shape::op_per_tile;
+    batch_counters& c = counters();
+    batch_summary part = launch_batch<TileSize, first_t, shape>(ex_, n, make_first(self().ref()), out, c, false,
+                                                                handback_list{list, c.data(handback_group)});
+    batch_summary total = part;
+    account(part);
+    const auto listed = static_cast<std::size_t>(part[status::full]);  // the list's length
+    const auto rerun = [&] {
+      return launch_batch<TileSize, marked_op<op_t>, shape>(ex_, listed, marked_op<op_t>{make(self().ref()), list, out},
+                                                            nullptr, c);
+    };
+    if (listed > 0) {  // the slow pass of the same batch
+      part = rerun();
+      replace_full(total, listed, part);
+      account(part);
+    }
+    return rerun_until_placed(
+        total, part, map_label{"warpkv: ", Derived::map_name}, [&](std::uint64_t) { return rerun(); },
+        [&](std::uint64_t pending) { grow(pending); }, [&](const batch_summary& s) { account(s); });
+  }
+  /// run_counted with a status per operation (`out`, or a temporary array when it is null): the
+  /// form for a batch of list_mark operations or more, for one pass, and when the list cannot
+  /// be allocated.
+  template <batch_shape Shape, class MakeOp, class MakeFirst>
+  batch_summary run_on_statuses(std::size_t n, status* out, const MakeOp& make, const MakeFirst& make_first) {
     buffer<status> tmp;
     if (out == nullptr) {
       tmp = buffer<status>(n, ex_);
