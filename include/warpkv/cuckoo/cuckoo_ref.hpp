@@ -181,8 +181,7 @@ class cuckoo_ref {
     if (kb == empty_) return status::invalid_key;
     const unsigned rank = t.thread_rank();
     std::size_t b[max_hash_functions];
-    WARPKV_UNROLL
-    for (unsigned i = 0; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
+    candidates(kb, b);
     if constexpr (layout::packed) {
       // Fast path: one bucket. Inserts place keys first-fit, so most keys sit in their first
       // bucket, and a packed hit is its own proof.
@@ -248,16 +247,15 @@ class cuckoo_ref {
   /// The fallback of find: lane 0 reads the key's buckets under their locks (taken in bucket
   /// order, like a writer's), so the result is the table's state while it holds them.
   template <class Tile>
-  WARPKV_HD status locked_find(const Tile& t, const std::size_t* b, key_bits kb, Value* out) const {
+  WARPKV_HD status locked_find(const Tile& t, const std::size_t (&b)[max_hash_functions], key_bits kb, Value* out) const {
     int hit = 0;
     value_bits val = 0;
     if (t.thread_rank() == 0) {
-      std::size_t u[max_hash_functions];
-      const unsigned n = lock_order(b, d_, u);
-      lock_all(u, n);
+      const lock_set<max_hash_functions> u = lock_order(b);
+      lock_all(u);
       const long at = locate_locked(b, kb);  // linearization point of a locked find
       if (at >= 0) hit = 1, val = layout::load(slots_[at], memory_order::relaxed).value;
-      unlock_all(u, n);
+      unlock_all(u);
     }
     if (t.shfl(hit, 0) == 0) return status::not_found;
     return report_hit(t, val, 1u, out);
@@ -450,35 +448,72 @@ class cuckoo_ref {
       backoff(attempt);
     }
   }
-  /// Takes the locks of u[0..n) (increasing bucket order), then fences once.
-  WARPKV_HD void lock_all(const std::size_t* u, unsigned n) const {
-    for (unsigned i = 0; i < n; ++i) lock(u[i]);
+  /// A set of buckets to lock, in increasing order (the lock order), held in registers: N
+  /// entries, sorted by a fixed network; a repeated bucket is locked once (the later copies are
+  /// skipped). Every loop over it is unrolled with constant indices: with a run-time count the
+  /// arrays lived in local memory (the complete insert's remaining local loads and stores,
+  /// session 20).
+  template <unsigned N>
+  struct lock_set {
+    std::size_t u[N];
+    /// Whether entry i is one to lock (not a repeat of the one before it).
+    WARPKV_HD bool takes(unsigned i) const { return i == 0 || u[i] != u[i - 1]; }
+  };
+  /// Takes the locks of the set (increasing bucket order), then fences once.
+  template <unsigned N>
+  WARPKV_HD void lock_all(const lock_set<N>& s) const {
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < N; ++i)
+      if (s.takes(i)) lock(s.u[i]);
     writer_fence();
   }
-  /// Releases the locks of u[0..n): one release fence (the writer's slot stores happen before
+  /// Releases the locks of the set: one release fence (the writer's slot stores happen before
   /// it), then a relaxed add per lock word, each making its version even again, one step past
   /// the locked value. (A release add per word compiled to a fence per word.)
-  WARPKV_HD void unlock_all(const std::size_t* u, unsigned n) const {
+  template <unsigned N>
+  WARPKV_HD void unlock_all(const lock_set<N>& s) const {
     atomic_thread_fence(memory_order::release);
-    for (unsigned i = n; i-- > 0;) lock_ref(u[i]).fetch_add(1, memory_order::relaxed);
+    WARPKV_UNROLL
+    for (unsigned i = N; i-- > 0;)
+      if (s.takes(i)) lock_ref(s.u[i]).fetch_add(1, memory_order::relaxed);
   }
   /// Orders a writer's slot stores after its lock words turned odd (a reader that sees one of
   /// those stores then sees the odd or a later version on its second read), and is the acquire
   /// of the locks just taken.
   WARPKV_HD static void writer_fence() { atomic_thread_fence(memory_order::acq_rel); }
 
-  /// The distinct buckets of b[0..n) in increasing order (the lock order); returns how many.
-  WARPKV_HD static unsigned lock_order(const std::size_t* b, unsigned n, std::size_t* u) {
-    unsigned m = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      bool seen = false;
-      for (unsigned j = 0; j < m; ++j) seen = seen || u[j] == b[i];
-      if (seen) continue;
-      unsigned j = m++;
-      for (; j > 0 && u[j - 1] > b[i]; --j) u[j] = u[j - 1];
-      u[j] = b[i];
+  /// The buckets b[0..N) as a lock set (sorted by an unrolled exchange network; candidates past
+  /// d are filled with b[0] by the callers, so they are repeats, locked once).
+  template <unsigned N>
+  WARPKV_HD static lock_set<N> lock_order(const std::size_t (&b)[N]) {
+    lock_set<N> s;
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < N; ++i) s.u[i] = b[i];
+    WARPKV_UNROLL
+    for (unsigned i = 0; i + 1 < N; ++i) {
+      WARPKV_UNROLL
+      for (unsigned j = 0; j + 1 < N - i; ++j) {
+        const std::size_t lo = s.u[j] < s.u[j + 1] ? s.u[j] : s.u[j + 1];
+        const std::size_t hi = s.u[j] < s.u[j + 1] ? s.u[j + 1] : s.u[j];
+        s.u[j] = lo;
+        s.u[j + 1] = hi;
+      }
     }
-    return m;
+    return s;
+  }
+  /// The candidate buckets of kb, b[i] for i < d and b[0] past it (constant indices only).
+  WARPKV_HD void candidates(key_bits kb, std::size_t (&b)[max_hash_functions]) const {
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
+  }
+  /// b[i % d], selected with constant indices.
+  WARPKV_HD std::size_t candidate(const std::size_t (&b)[max_hash_functions], unsigned i) const {
+    const unsigned at = i % d_;
+    std::size_t r = b[0];
+    WARPKV_UNROLL
+    for (unsigned j = 1; j < max_hash_functions; ++j)
+      if (at == j) r = b[j];
+    return r;
   }
 
   /// What one lane saw in bucket b: the slot (0..bucket_slots-1) holding kb and the first free
@@ -520,9 +555,12 @@ class cuckoo_ref {
     return r;
   }
   /// Under the locks of its buckets: where kb lives (slot index), or -1.
-  WARPKV_HD long locate_locked(const std::size_t* b, key_bits kb) const {
-    for (unsigned i = 0; i < d_; ++i)
+  WARPKV_HD long locate_locked(const std::size_t (&b)[max_hash_functions], key_bits kb) const {
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i >= d_) break;
       if (const bucket_scan r = scan(b[i], kb); r.match >= 0) return static_cast<long>(b[i] * bucket_slots + r.match);
+    }
     return -1;
   }
   /// A free slot of bucket b (its index in the table), or -1.
@@ -534,11 +572,14 @@ class cuckoo_ref {
   /// One lane, under the locks of all of kb's buckets b[0..d): the write itself (found,
   /// assigned, erased, not_found, inserted), or full when kb is absent and no bucket of it has a
   /// free slot (then nothing changed).
-  WARPKV_HD status write_locked(const std::size_t* b, key_bits kb, value_bits vb, write_kind kind) const {
+  WARPKV_HD status write_locked(const std::size_t (&b)[max_hash_functions], key_bits kb, value_bits vb,
+                                 write_kind kind) const {
     // One scan of each bucket finds kb and the first free slot (first fit: the first free slot
     // of the first candidate bucket that has one, the order the fast paths rely on, rule F).
     long at = -1, best = -1;
-    for (unsigned i = 0; i < d_ && at < 0; ++i) {
+    WARPKV_UNROLL
+    for (unsigned i = 0; i < max_hash_functions; ++i) {
+      if (i >= d_ || at >= 0) break;
       const bucket_scan r = scan(b[i], kb);
       if (r.match >= 0) at = static_cast<long>(b[i] * bucket_slots + r.match);
       else if (best < 0 && r.free >= 0) best = static_cast<long>(b[i] * bucket_slots + r.free);
@@ -564,18 +605,17 @@ class cuckoo_ref {
   /// One lane: the whole write under the key's bucket locks, with eviction when its buckets are full.
   WARPKV_HD status write_one(key_bits kb, value_bits vb, write_kind kind) const {
     std::size_t b[max_hash_functions];
-    std::size_t u[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
-    const unsigned n = lock_order(b, d_, u);
+    candidates(kb, b);
+    const lock_set<max_hash_functions> u = lock_order(b);
     for (unsigned attempt = 0;; ++attempt) {
-      lock_all(u, n);
+      lock_all(u);
       const status result = write_locked(b, kb, vb, kind);
-      unlock_all(u, n);
+      unlock_all(u);
       if (result != status::full) return result;
       if (attempt >= attempts_) return status::full;
       // Every candidate bucket was full: evict along a chain that starts at one of them, then
       // look again (a concurrent insert may take the room first: that costs an attempt).
-      make_room(b[attempt % d_], kb, attempt);
+      make_room(candidate(b, attempt), kb, attempt);
     }
   }
 
@@ -588,29 +628,29 @@ class cuckoo_ref {
   /// chains, each followed by a locked look, and full after the last.
   WARPKV_HD status write_evicting(key_bits kb, value_bits vb, write_kind kind) const {
     std::size_t b[max_hash_functions];
-    for (unsigned i = 0; i < d_; ++i) b[i] = bucket_bits(kb, i);
+    candidates(kb, b);
     for (unsigned attempt = 0;; ++attempt) {
       chain_step path[max_chain_limit];
       unsigned len = 0;
-      const std::size_t start = b[attempt % d_];
+      const std::size_t start = candidate(b, attempt);
       std::size_t end = start;
       bool first_move = false;  // path[0] still to make, under kb's locks
       if (attempt < attempts_ && plan_chain(start, kb, attempt, path, len, end) && len > 0)
         first_move = carry_out(path, len, end, 1);
       const std::size_t dest = move_target(path, len, end, 0);
       std::size_t w[max_hash_functions + 1];
-      std::size_t u[max_hash_functions + 1];
-      for (unsigned i = 0; i < d_; ++i) w[i] = b[i];
-      w[d_] = dest;
-      const unsigned n = lock_order(w, d_ + (first_move ? 1u : 0u), u);
-      lock_all(u, n);
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < max_hash_functions; ++i) w[i] = b[i];
+      w[max_hash_functions] = first_move ? dest : b[0];  // b[0]: a repeat, locked once
+      const lock_set<max_hash_functions + 1> u = lock_order(w);
+      lock_all(u);
       status result = write_locked(b, kb, vb, kind);
       // kb is absent and every bucket of it full (start among them): the first move frees the
       // victim's slot in `start`, which is then kb's first free position (rule F), and kb takes
       // it (linearization point of the insert: that store). Both copies of the victim hold one
       // value while the locks are held (U).
       if (result == status::full && first_move && move_locked(path[0], dest, kb, vb)) result = status::inserted;
-      unlock_all(u, n);
+      unlock_all(u);
       if (result != status::full || attempt >= attempts_) return result;
     }
   }
@@ -734,10 +774,11 @@ class cuckoo_ref {
   /// of its candidate buckets) under both locks. False when the plan no longer holds.
   WARPKV_HD bool move(const chain_step& step, std::size_t to) const {
     const std::size_t from = step.bucket;
-    const std::size_t u[2] = {from < to ? from : to, from < to ? to : from};
-    lock_all(u, 2);
+    const std::size_t pair[2] = {from, to};
+    const lock_set<2> u = lock_order(pair);
+    lock_all(u);
     const bool ok = move_locked(step, to, empty_, hole_value);  // the old slot becomes a hole, not a fresh slot
-    unlock_all(u, 2);
+    unlock_all(u);
     return ok;
   }
   /// One lane holding the locks of step.bucket and `to`: when step.key still sits in its planned
