@@ -558,7 +558,7 @@ TYPED_TEST_P(MapSuite, BatchesWithoutStatusesKeepEveryKey) {
                 }) {
     GTEST_SKIP() << "this map has no pointer forms with optional statuses";
   } else {
-    const std::size_t cap = TestFixture::scaled(ex.where == backend::cuda ? (1u << 18) : 6000);
+    const std::size_t cap = TestFixture::scaled(ex.where == backend::cuda ? (1u << 16) : 6000);
     // near the maximum load factor; three times past it (grown before the batch); every slot
     // (a map with no room to spare: what the complete pass cannot place grows inside the batch)
     for (const auto& [fill, max_lf] : {std::pair{0.95, 0.95}, std::pair{3.0, 0.95}, std::pair{1.0, 1.0}}) {

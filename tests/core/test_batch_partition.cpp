@@ -152,8 +152,9 @@ void check_handback_and_marked_passes(const execution& ex) {
       auto runs = buffer<unsigned>::from_host(std::vector<unsigned>(n, 0u), ex);
       auto list = buffer<std::uint32_t>::from_host(std::vector<std::uint32_t>(n, 0xdeadbeefu), ex);
       batch_counters c(ex, 2);
-      const batch_summary first = launch_batch<T, table_op, batch_shape::op_per_tile>(
-          ex, n, table_op{dst.data(), runs.data()}, nullptr, c, false, handback_list{list.data(), c.data(1)});
+      using handing_t = detail::handing_back_op<table_op>;
+      const batch_summary first = launch_batch<T, handing_t, batch_shape::op_per_tile>(
+          ex, n, handing_t{table_op{dst.data(), runs.data()}, handback_list{list.data(), c.data(1)}}, nullptr, c);
       ASSERT_EQ(first[status::full], want) << "n " << n << " share " << share;
       ASSERT_EQ(c.read_groups(2)[1].count[0], want) << "the list's length";
       auto lv = list.to_vector();

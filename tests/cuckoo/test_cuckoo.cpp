@@ -438,7 +438,7 @@ TEST(CuckooKernels, HotPathsKeepTheirRegisterBudget) {
   using ref32 = cuckoo_ref<std::uint32_t, std::uint32_t>;
   constexpr int T = cuckoo_map<std::uint32_t, std::uint32_t>::tile_size;
   const auto find = bulk_kernel_attributes<T, detail::find_op<ref32, std::uint32_t, std::uint32_t>>();
-  const auto insert = bulk_kernel_attributes<T, detail::insert_op<ref32, std::uint32_t, std::uint32_t, detail::pass::fast>>();
+  const auto insert = bulk_kernel_attributes<T, first_insert_op<ref32, std::uint32_t, std::uint32_t>>();
   EXPECT_LE(find.numRegs, 48);
   EXPECT_EQ(find.localSizeBytes, 0u);
   EXPECT_LE(insert.numRegs, 48);
@@ -448,7 +448,7 @@ TEST(CuckooKernels, HotPathsKeepTheirRegisterBudget) {
   // One lane per operation (a thread reads the whole bucket: 8 words in registers). The erase
   // kernel is not a lock-free fast path (erase locks its buckets), as at tile 8.
   const auto find1 = bulk_kernel_attributes<1, detail::find_op<ref32, std::uint32_t, std::uint32_t>>();
-  const auto insert1 = bulk_kernel_attributes<1, detail::insert_op<ref32, std::uint32_t, std::uint32_t, detail::pass::fast>>();
+  const auto insert1 = bulk_kernel_attributes<1, first_insert_op<ref32, std::uint32_t, std::uint32_t>>();
   EXPECT_LE(find1.numRegs, 48);
   EXPECT_EQ(find1.localSizeBytes, 0u);
   EXPECT_LE(insert1.numRegs, 48);

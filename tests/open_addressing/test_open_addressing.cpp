@@ -431,8 +431,9 @@ void expect_hot_kernels_within_budget(const char* name) {
   constexpr int T = Map::tile_size;
   const auto find = bulk_kernel_attributes<T, detail::find_op<R, std::uint32_t, std::uint32_t>>();
   // the first launch of an insert batch: the fast insert where the ref has one
-  constexpr detail::pass P = detail::has_fast_bulk_inserts<R> ? detail::pass::fast : detail::pass::complete;
-  const auto insert = bulk_kernel_attributes<T, detail::insert_op<R, std::uint32_t, std::uint32_t, P>>();
+  using first_op = std::conditional_t<detail::has_fast_bulk_inserts<R>, first_insert_op<R, std::uint32_t, std::uint32_t>,
+                                      detail::insert_op<R, std::uint32_t, std::uint32_t>>;
+  const auto insert = bulk_kernel_attributes<T, first_op>();
   const auto erase = bulk_kernel_attributes<T, detail::erase_op<R, std::uint32_t>>();
   for (const auto& [what, a] : {std::pair{"find", find}, std::pair{"insert", insert}, std::pair{"erase", erase}}) {
     EXPECT_LE(a.numRegs, 48) << name << " " << what;

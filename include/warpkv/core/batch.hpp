@@ -13,7 +13,6 @@
 #include <memory>
 #include <vector>
 
-#include "warpkv/core/aggregate.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/cuda_check.hpp"
@@ -45,11 +44,12 @@ enum class batch_shape { serve_loop, op_per_tile };
 /// `full`); `i` alone is operation i, done. Lists of marked entries need n < list_mark.
 inline constexpr std::uint32_t list_mark = 0x80000000u;
 
-/// Where a first pass hands back the operations it leaves `full` (op_per_tile launches): their
-/// indices, marked, appended to `list` (room for every operation of the launch) at positions
-/// taken from `count` (zeroed before the launch; it ends as the list's length, which equals the
-/// launch's `full` count). Nothing is written for an operation that ends otherwise, so a batch
-/// whose caller asked for no statuses writes no per-operation array at all (issue 23, item 2).
+/// Where a first pass hands back the operations it leaves `full` (core/batch_partition.hpp,
+/// handing_back_op): their indices, marked, appended to `list` (room for every operation of the
+/// launch) at positions taken from `count` (zeroed before the launch; it ends as the list's
+/// length, which equals the launch's `full` count). Nothing is written for an operation that ends
+/// otherwise, so a batch whose caller asked for no statuses writes no per-operation array at all
+/// (issue 23, item 2).
 struct handback_list {
   std::uint32_t* list = nullptr;
   unsigned long long* count = nullptr;
@@ -129,7 +129,6 @@ struct tile_op_body {
   status* statuses;              // may be null (then only_full must be false)
   unsigned long long* counters;  // num_status_kinds counters, or null
   bool only_full;                // re-run only operations whose previous status was `full`
-  handback_list handback{};      // where `full` operations are listed (list null: nowhere)
 
   using accumulator = status_counts<unsigned>;
 
@@ -144,12 +143,6 @@ struct tile_op_body {
     if (tile.thread_rank() == 0) {
       if (statuses != nullptr) statuses[i] = s;
       acc.add(s);
-      if (s == status::full && handback.list != nullptr) {  // rare: only the lanes handing one back
-        const active_lanes g;
-        const unsigned long long at = aggregated_fetch_add(g, atomic_ref<unsigned long long>(*handback.count), 1ull,
-                                                           true, memory_order::relaxed);
-        handback.list[at] = static_cast<std::uint32_t>(i) | list_mark;
-      }
     }
   }
 
@@ -285,17 +278,14 @@ class batch_counters {
 
 /// Launches operations [0, n) in the given shape without waiting; `counters` may be null (then
 /// nothing is counted) and `statuses` may be null for op_per_tile (then none is stored).
-/// `handback` (op_per_tile only) lists the operations that end `full`.
 template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
 void launch_uncounted(const execution& ex, std::size_t n, const Op& op, status* statuses,
-                      unsigned long long* counters = nullptr, bool only_full = false, handback_list handback = {}) {
+                      unsigned long long* counters = nullptr, bool only_full = false) {
   if (n == 0) return;
-  if constexpr (Shape == batch_shape::op_per_tile) {
-    launch<T>(ex, n, detail::tile_op_body<T, Op>{op, n, statuses, counters, only_full, handback});
-  } else {
-    require(handback.list == nullptr, "handback", "is taken by op_per_tile launches only");
+  if constexpr (Shape == batch_shape::op_per_tile)
+    launch<T>(ex, n, detail::tile_op_body<T, Op>{op, n, statuses, counters, only_full});
+  else
     launch<T>(ex, (n + T - 1) / T, detail::batch_body<T, Op>{op, n, statuses, counters, only_full});
-  }
 }
 
 /// Runs operations [0, n) of `op` as one concurrent batch on `ex`; `statuses` (n entries in the
@@ -303,10 +293,10 @@ void launch_uncounted(const execution& ex, std::size_t n, const Op& op, status* 
 /// (gathered in `counters`, which must belong to the same backend and stream).
 template <int T, class Op, batch_shape Shape = batch_shape::serve_loop>
 batch_summary launch_batch(const execution& ex, std::size_t n, const Op& op, status* statuses, batch_counters& counters,
-                           bool only_full = false, handback_list handback = {}) {
+                           bool only_full = false) {
   if (n == 0) return {};
   counters.zero();
-  launch_uncounted<T, Op, Shape>(ex, n, op, statuses, counters.data(), only_full, handback);
+  launch_uncounted<T, Op, Shape>(ex, n, op, statuses, counters.data(), only_full);
   return counters.read();
 }
 

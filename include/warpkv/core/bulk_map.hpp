@@ -564,8 +564,9 @@ class bulk_map_base {
         async_pending_ = true;
         pending_.cursor.zero();
         const unsigned long long* length = pending_.cursor.data();
-        launch_uncounted<TileSize, first_t, Shape>(ex_, n, make_first(self().ref()), out, pending_.first.data(), false,
-                                                   handback_list{list, pending_.cursor.data()});
+        using handing_t = handing_back_op<first_t>;
+        launch_uncounted<TileSize, handing_t, Shape>(ex_, n, handing_t{make_first(self().ref()), {list, pending_.cursor.data()}},
+                                                     out, pending_.first.data());
         launch_uncounted<TileSize, marked_op<op_t>, Shape>(ex_, n, marked_op<op_t>{make(self().ref()), list, out, length},
                                                            nullptr, pending_.second.data());
         return;
@@ -759,8 +760,9 @@ class bulk_map_base {
     using first_t = decltype(make_first(self().ref()));
     constexpr batch_shape shape = batch_shape::op_per_tile;
     batch_counters& c = counters();
-    batch_summary part = launch_batch<TileSize, first_t, shape>(ex_, n, make_first(self().ref()), out, c, false,
-                                                                handback_list{list, c.data(handback_group)});
+    using handing_t = handing_back_op<first_t>;
+    batch_summary part = launch_batch<TileSize, handing_t, shape>(
+        ex_, n, handing_t{make_first(self().ref()), {list, c.data(handback_group)}}, out, c);
     batch_summary total = part;
     account(part);
     const auto listed = static_cast<std::size_t>(part[status::full]);  // the list's length
