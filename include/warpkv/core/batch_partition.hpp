@@ -163,7 +163,8 @@ constexpr bool thread_per_op_of_op() {
 
 /// Runs `op` on the operations of one list: list entry j is operation index[j] (from_back:
 /// index[total - 1 - j]). The status goes to out[operation] (when out is given) as well as to the
-/// batch body's own status of entry j (which the second pass and the growth loop read).
+/// batch body's own status of entry j (which launch_full's second pass and growth loop read, for
+/// lists on statuses).
 /// MarkFull: an entry whose operation ends `full` is marked (core/batch.hpp, list_mark), so that
 /// marked_op can run exactly those again over the same list (the list's indices must then be
 /// below list_mark).
