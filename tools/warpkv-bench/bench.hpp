@@ -37,6 +37,9 @@ struct static_options {
   /// Timed inserts and finds write a status per operation (off: only the batch's counts, and
   /// finds are verified by their values, as a peer's insert_async / find_async that write none).
   bool statuses = true;
+  /// Timed inserts are insert_async (stream-ordered, no wait, as cuco's insert_async is timed);
+  /// their counts are read and checked after each timed run, untimed.
+  bool async_inserts = false;
 };
 
 struct dynamic_options {

@@ -153,6 +153,10 @@ int main(int argc, char** argv) {
               "Timed inserts and finds write a status per operation (--no-statuses: only the batch's counts, finds "
               "verified by their values; what cuco's insert_async / find_async write)")
       ->capture_default_str();
+  s->add_flag("--async-inserts", st.async_inserts,
+              "Time the inserts as insert_async (stream-ordered, no wait: the form cuco's insert_async is timed in); "
+              "their counts are read and checked after each timed run, untimed")
+      ->capture_default_str();
   s->add_option("--neighborhood", st.neighborhood, "hopscotch: neighborhood H, the slots a key may sit from its home bucket")
       ->check(CLI::Range(1u, 32u))
       ->capture_default_str();

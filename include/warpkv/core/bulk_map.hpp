@@ -47,9 +47,11 @@
 //    failed in a table already sized for the batch) throws with the map consistent: the ops whose
 //    status is `full` did not run, all others did and are counted in size();
 //  - scratch: an insert batch with a fast pass lists the operations it hands back in a list the
-//    map keeps for later batches (4 bytes per operation of the largest such batch;
-//    scratch_bytes(), release_scratch()); when there is no memory for it the batch runs on a
-//    status array instead, and statuses are written only to a caller's array;
+//    map keeps for later batches (4 bytes per operation of the largest such batch), and a mixed
+//    batch (execute) keeps its two index lists there (8 bytes per operation); scratch_bytes(),
+//    release_scratch(). When there is no memory for it an insert batch runs on a status array
+//    instead (statuses are written only to a caller's array) and a mixed batch allocates its
+//    lists for itself;
 //  - one map must not be used by two host threads at once.
 // Streams: every pointer overload takes an optional stream (`stream_arg`, a cudaStream_t; empty =
 // the map's own stream, execution::stream). The map's kernels always run on its own stream, where
@@ -257,8 +259,9 @@ class bulk_map_base {
     size_ = 0;
   }
   /// Frees the scratch memory the map keeps between batches: the insert batches' list of the
-  /// operations a fast pass hands back (4 bytes per operation of the largest insert batch so far;
-  /// the next insert batch allocates it again). For a caller close to the memory limit.
+  /// operations a fast pass hands back (4 bytes per operation of the largest insert batch so far)
+  /// and the mixed batches' index lists (8 bytes per operation); the next such batch allocates it
+  /// again. For a caller close to the memory limit.
   void release_scratch() {
     settle();
     handback_ = {};
@@ -554,31 +557,30 @@ class bulk_map_base {
     using op_t = decltype(make(self().ref()));
     using first_t = decltype(make_first(self().ref()));
     constexpr bool two_passes = !std::is_same_v<first_t, op_t>;
-    if constexpr (two_passes && Shape == batch_shape::op_per_tile) {
-      // The first launch lists what it hands back (run_listed's list, the map's, reused: a later
-      // call's launches are ordered after this one's on the stream); the second runs over the
-      // whole batch's length, skipping every entry past the list's length (read on the device)
-      // and every unmarked one.
-      if (std::uint32_t* list = handback_for(n)) {
-        pending_inserts_ += may_insert;
-        async_pending_ = true;
-        pending_.cursor.zero();
-        const unsigned long long* length = pending_.cursor.data();
-        using handing_t = handing_back_op<first_t>;
-        launch_uncounted<TileSize, handing_t, Shape>(ex_, n, handing_t{make_first(self().ref()), {list, pending_.cursor.data()}},
-                                                     out, pending_.first.data());
-        launch_uncounted<TileSize, marked_op<op_t>, Shape>(ex_, n, marked_op<op_t>{make(self().ref()), list, out, length},
-                                                           nullptr, pending_.second.data());
-        return;
-      }
-    }
+    // Everything that may fail first (nothing is booked or queued when it throws).
+    std::uint32_t* list = nullptr;
+    if constexpr (two_passes && Shape == batch_shape::op_per_tile) list = handback_for(n);
     buffer<status> tmp;  // stream-ordered allocation and release
-    if (out == nullptr && (two_passes || Shape == batch_shape::serve_loop)) {
+    if (list == nullptr && out == nullptr && (two_passes || Shape == batch_shape::serve_loop)) {
       tmp = buffer<status>(n, ex_);
       out = tmp.data();
     }
     pending_inserts_ += may_insert;
     async_pending_ = true;
+    if (list != nullptr) {
+      // The first launch lists what it hands back (run_listed's list, the map's, reused: a later
+      // call's launches are ordered after this one's on the stream); the second runs over the
+      // whole batch's length, skipping every entry past the list's length (read on the device)
+      // and every unmarked one.
+      pending_.cursor.zero();
+      const unsigned long long* length = pending_.cursor.data();
+      using handing_t = handing_back_op<first_t>;
+      launch_uncounted<TileSize, handing_t, Shape>(ex_, n, handing_t{make_first(self().ref()), {list, pending_.cursor.data()}},
+                                                   out, pending_.first.data());
+      launch_uncounted<TileSize, marked_op<op_t>, Shape>(ex_, n, marked_op<op_t>{make(self().ref()), list, out, length},
+                                                         nullptr, pending_.second.data());
+      return;
+    }
     const first_t first = make_first(self().ref());
     const op_t second = make(self().ref());  // the same op as `first` when there is one pass
     launch_phased<TileSize, Shape>(ex_, n, &first, two_passes ? &second : nullptr, out, pending_.first.data(),
@@ -667,10 +669,21 @@ class bulk_map_base {
   batch_summary run_mixed_phased(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n,
                                  status* out, mapped_type* values_out) {
     if (n == 0) return {};
-    buffer<std::uint32_t> reads_and_erases(n, ex_), writes(n, ex_);
+    // The two index lists (2n entries) in the map's scratch, kept between batches: allocated
+    // per batch from the default pool (which returns its memory at every synchronization) they
+    // cost a mapping per batch (session 20, call A: ~0.25 ms for 128 MiB). Without memory for
+    // the scratch, a per-batch allocation (which throws before the batch changes anything).
+    buffer<std::uint32_t> own;
+    std::uint32_t* index_lists = scratch_for(2 * n);
+    if (index_lists == nullptr) {
+      own = buffer<std::uint32_t>(2 * n, ex_);
+      index_lists = own.data();
+    }
     batch_counters& c = counters();
     c.zero();
-    partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
+    std::uint32_t* ra = index_lists;  // reads from the front, erases from the back
+    std::uint32_t* wr = index_lists + n;  // the first write pass marks what it leaves `full` in it
+    partition_ops(ex_, ops, n, ra, wr, c.data());
     const batch_summary lists = c.read();
     const std::size_t n_reads = lists.count[static_cast<unsigned>(op_list::reads)];
     const std::size_t n_writes = lists.count[static_cast<unsigned>(op_list::writes)];
@@ -678,8 +691,6 @@ class bulk_map_base {
     if (n_reads + n_writes + n_erases != n)
       throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
-    std::uint32_t* ra = reads_and_erases.data();
-    std::uint32_t* wr = writes.data();  // the first write pass marks what it leaves `full` in it
     constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
     constexpr bool two_passes = first_pass == pass::fast;
     using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
@@ -787,11 +798,16 @@ class bulk_map_base {
   /// insert batch (session 20, call A).
   std::uint32_t* handback_for(std::size_t n) {
     if (n >= std::size_t{list_mark}) return nullptr;
-    if (handback_.size() < n) {
+    return scratch_for(n);
+  }
+  /// The map's scratch of at least `entries` 4-byte words (the handback list; a mixed batch's two
+  /// index lists), grown when too small; null when there is no memory for it.
+  std::uint32_t* scratch_for(std::size_t entries) {
+    if (handback_.size() < entries) {
       handback_ = {};  // the old one first: never both at once
-      handback_ = try_buffer<std::uint32_t>(n);
+      handback_ = try_buffer<std::uint32_t>(entries);
     }
-    return handback_.size() >= n ? handback_.data() : nullptr;
+    return handback_.size() >= entries ? handback_.data() : nullptr;
   }
   /// run_counted with a status per operation (`out`, or a temporary array when it is null): the
   /// form for a batch of list_mark operations or more, for one pass, and when the list cannot

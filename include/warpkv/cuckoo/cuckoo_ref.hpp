@@ -347,18 +347,23 @@ class cuckoo_ref {
   /// The fast insert / insert_or_assign (packed layout): walks kb's buckets in order until it
   /// finds kb or a bucket with a fresh slot (rule F: kb cannot sit further on), and claims the
   /// first free slot it saw (a hole or a fresh slot) with one CAS from the word it read. A lost
-  /// CAS starts over.
+  /// CAS starts over. One lane (T = 1) reads each bucket weakly first (L1-cached 16-byte loads:
+  /// the L1 asks L2 for the line's sectors, where relaxed 16-byte loads are four L2 requests;
+  /// docs/design/cuckoo.md says why a stale word is harmless), and relaxed after a lost CAS (a
+  /// stale line cannot send the op round again).
   template <class Tile>
   WARPKV_HD status upsert_fast(const Tile& t, key_bits kb, value_bits vb, bool assign) const {
     if (kb == empty_) return status::invalid_key;
     const std::uint64_t mine = layout::pack(kb, vb);
+    constexpr bool weak_first = Tile::size() == 1 && layout::packed;
+    bool cached = weak_first;
     for (;;) {
       long at = -1;  // kb's slot when present, else the first free slot
       bool present = false;
       value_bits seen = 0;  // kb's value when present; else the free slot's value (0 fresh, 1 hole)
       for (unsigned i = 0; i < max_hash_functions; ++i) {
         if (i == d_) break;
-        const bucket_look l = look<read_mode::relaxed>(t, kb, i);
+        const bucket_look l = cached ? look<read_mode::weak>(t, kb, i) : look<read_mode::relaxed>(t, kb, i);
         const long base = static_cast<long>(bucket_bits(kb, i) * bucket_slots);
         if (l.match != 0) {
           present = true, seen = l.value, at = base + lowest_lane(l.match);
@@ -397,7 +402,9 @@ class cuckoo_ref {
       if (r == 1) return status::inserted;
       if (r == 2) return status::found;
       if (r == 3) return status::assigned;
-      // Another key took the free slot: look again (slots only fill while the fast path runs).
+      // Another key took the free slot: look again (slots only fill while the fast path runs),
+      // with relaxed reads.
+      cached = false;
     }
   }
 
