@@ -679,7 +679,9 @@ TYPED_TEST_P(MapSuite, MixedBatchesKeepTheirListsInTheScratch) {
           size += present ? 0 : 1;
         } else if (ops[i] == op::find) {
           ASSERT_EQ(s[i], present ? status::found : status::not_found) << "round " << round << " op " << i;
-          if (present) ASSERT_TRUE(same_bits(g[i], base_values[id - 1])) << "round " << round << " op " << i;
+          if (present) {
+            ASSERT_TRUE(same_bits(g[i], base_values[id - 1])) << "round " << round << " op " << i;
+          }
         } else {
           ASSERT_EQ(s[i], present ? status::erased : status::not_found) << "round " << round << " op " << i;
           size -= present ? 1 : 0;
@@ -688,7 +690,9 @@ TYPED_TEST_P(MapSuite, MixedBatchesKeepTheirListsInTheScratch) {
       EXPECT_EQ(map.size(), size) << "round " << round;
       ASSERT_EQ(map.validate(), "");
       EXPECT_GE(map.scratch_bytes(), 2 * n * sizeof(std::uint32_t)) << "round " << round;
-      if (round == 1) EXPECT_EQ(map.scratch_bytes(), before) << "the second batch of the same size allocated again";
+      if (round == 1) {
+        EXPECT_EQ(map.scratch_bytes(), before) << "the second batch of the same size allocated again";
+      }
       if (round == 1) {
         map.release_scratch();
         EXPECT_EQ(map.scratch_bytes(), 0u);

@@ -329,6 +329,73 @@ TEST(CuckooFast, ErasedSlotsBecomeHolesAndNothingIsLostAfter) {
   for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(fs[i], status::found);
 }
 
+// Erase-only launches (erase batches, a mixed batch's erase phase) erase by one CAS to a hole
+// (erase_only), without locks: hot keys erased many times in one batch are erased once each, every
+// other erase of them answers not_found, absent keys not_found, and the keys beside them stay;
+// in a mixed batch too (its erases run after its finds and writes). Tiles 1 and 4 (the default).
+template <class Map>
+void expect_hot_erases_once_each(const execution& ex) {
+  cuckoo_config cfg;
+  cfg.max_load_factor = 1.0;
+  Map map(1024, cfg, ex);
+  const auto keys = iota_keys<std::uint32_t>(600);  // 0.59 of the slots, some past their first bucket
+  map.insert(keys, keys);
+  ASSERT_EQ(map.size(), keys.size());
+  // Erase keys[0..100) 40 times each and 100 absent keys 10 times each, shuffled, in one batch.
+  std::vector<std::uint32_t> batch;
+  for (int r = 0; r < 40; ++r)
+    for (std::size_t i = 0; i < 100; ++i) batch.push_back(keys[i]);
+  const auto absent = iota_keys<std::uint32_t>(100, keys.size() + 1);
+  for (int r = 0; r < 10; ++r) batch.insert(batch.end(), absent.begin(), absent.end());
+  std::mt19937_64 rng(23);
+  std::shuffle(batch.begin(), batch.end(), rng);
+  const auto st = map.erase(batch);
+  std::unordered_map<std::uint32_t, int> erased;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    ASSERT_TRUE(st[i] == status::erased || st[i] == status::not_found) << i;
+    if (st[i] == status::erased) ++erased[batch[i]];
+  }
+  for (std::size_t i = 0; i < 100; ++i) EXPECT_EQ(erased[keys[i]], 1) << "key " << keys[i];
+  for (const auto k : absent) EXPECT_EQ(erased.count(k), 0u) << "absent key " << k;
+  EXPECT_EQ(map.size(), keys.size() - 100);
+  ASSERT_EQ(map.validate(), "");
+  std::vector<std::uint32_t> out;
+  const auto fs = map.find(keys, out);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(fs[i], i < 100 ? status::not_found : status::found) << "key " << keys[i];
+    if (i >= 100) {
+      ASSERT_EQ(out[i], keys[i]);
+    }
+  }
+  // A mixed batch: keys[100..200) erased 30 times each beside finds of keys[200..300).
+  std::vector<op> ops;
+  std::vector<std::uint32_t> mk;
+  for (int r = 0; r < 30; ++r)
+    for (std::size_t i = 100; i < 300; ++i) ops.push_back(i < 200 ? op::erase : op::find), mk.push_back(keys[i]);
+  const std::vector<std::uint32_t> mv(mk.size(), 1);
+  std::vector<std::uint32_t> got;
+  const auto ms = map.execute(ops, mk, mv, got);
+  std::unordered_map<std::uint32_t, int> once;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i] == op::find) {
+      ASSERT_EQ(ms[i], status::found) << i;
+      ASSERT_EQ(got[i], mk[i]) << i;
+    } else {
+      ASSERT_TRUE(ms[i] == status::erased || ms[i] == status::not_found) << i;
+      if (ms[i] == status::erased) ++once[mk[i]];
+    }
+  }
+  for (std::size_t i = 100; i < 200; ++i) EXPECT_EQ(once[keys[i]], 1) << "key " << keys[i];
+  EXPECT_EQ(map.size(), keys.size() - 200);
+  ASSERT_EQ(map.validate(), "");
+}
+
+TEST(CuckooFast, HotKeysInEraseOnlyLaunchesAreErasedOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  expect_hot_erases_once_each<cuckoo_map<std::uint32_t, std::uint32_t, 1>>(ex);
+  expect_hot_erases_once_each<cuckoo32>(ex);
+}
+
 // insert_evicting looks for the key in all of its buckets under the locks before it places or
 // evicts: every resident key of a table at 0.95 (d = 3; 0.83 with d = 2), many of them in their
 // last bucket, inserted again through the ref answers found, and nothing changes. (A version that

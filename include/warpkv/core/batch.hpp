@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "warpkv/core/aggregate.hpp"
 #include "warpkv/core/atomic.hpp"
 #include "warpkv/core/buffer.hpp"
 #include "warpkv/core/cuda_check.hpp"
@@ -143,6 +144,20 @@ struct tile_op_body {
     if (tile.thread_rank() == 0) {
       if (statuses != nullptr) statuses[i] = s;
       acc.add(s);
+      // A first pass that hands back what it leaves `full` (handing_back_op, core/batch_partition.hpp):
+      // append i, marked, to its list; the lanes of the warp that hand one back at once share one
+      // atomic. Only that kernel carries this code (in every kernel it cost the finds and erases
+      // registers and a 48-register insert 8 B of spills, session 20). Here rather than inside the
+      // op: there the open-addressing fast inserts took 2 registers more and ran 2-4 % slower
+      // (session 21, calls A and C).
+      if constexpr (requires { op.handback; }) {
+        if (s == status::full) {  // rare
+          const active_lanes g;
+          const unsigned long long at = aggregated_fetch_add(g, atomic_ref<unsigned long long>(*op.handback.count), 1ull,
+                                                             true, memory_order::relaxed);
+          op.handback.list[at] = static_cast<std::uint32_t>(i) | list_mark;
+        }
+      }
     }
   }
 

@@ -199,10 +199,11 @@ struct listed_op {
 };
 
 /// A first pass that hands back what it leaves `full` (core/batch.hpp, handback_list): runs `op`
-/// on operation i and, when it ends `full`, appends i | list_mark to the list (lane 0 of the tile,
-/// one relaxed fetch_add on the list's length). A wrapper of the first pass's op alone, so that
-/// no other kernel carries the append (in tile_op_body it cost the finds and erases registers and
-/// left a 48-register insert with 8-24 B of spills, session 20).
+/// on operation i; tile_op_body, seeing `handback`, appends each operation that ends `full` to the
+/// list (i | list_mark; lane 0 of the tile, one relaxed fetch_add per warp on the list's length).
+/// A wrapper of the first pass's op alone, so that no other kernel carries the append (in every
+/// kernel it cost the finds and erases registers and left a 48-register insert with 8-24 B of
+/// spills, session 20).
 template <class Op>
 struct handing_back_op {
   static constexpr int register_budget = register_budget_of_op<Op>();
@@ -211,12 +212,7 @@ struct handing_back_op {
   handback_list handback;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
-    const status s = op(t, i);
-    if (s == status::full && t.thread_rank() == 0) {  // rare
-      const unsigned long long at = atomic_ref<unsigned long long>(*handback.count).fetch_add(1ull, memory_order::relaxed);
-      handback.list[at] = static_cast<std::uint32_t>(i) | list_mark;
-    }
-    return s;
+    return op(t, i);
   }
 };
 
@@ -254,6 +250,16 @@ struct marked_op {
     }
     return s;
   }
+};
+
+/// marked_op for a launch queued before the list's length is known (an async call's second pass,
+/// launched over every operation of the batch, `length` on the device): a persistent grid whose
+/// tiles stride over the batch, never a tile per entry. A tile per entry (the one-lane maps'
+/// launch) made n mostly empty tiles, a block per 256 of them: insert_async ran 6 % slower than
+/// insert at 2^25 operations (session 21, call A).
+template <class Op>
+struct queued_marked_op : marked_op<Op> {
+  static constexpr bool thread_per_op = false;
 };
 
 /// The read list's op: a find or contains (values_out[i] as execute_op writes it), or the refusal

@@ -577,8 +577,9 @@ class bulk_map_base {
       using handing_t = handing_back_op<first_t>;
       launch_uncounted<TileSize, handing_t, Shape>(ex_, n, handing_t{make_first(self().ref()), {list, pending_.cursor.data()}},
                                                    out, pending_.first.data());
-      launch_uncounted<TileSize, marked_op<op_t>, Shape>(ex_, n, marked_op<op_t>{make(self().ref()), list, out, length},
-                                                         nullptr, pending_.second.data());
+      using queued_t = queued_marked_op<op_t>;
+      launch_uncounted<TileSize, queued_t, Shape>(ex_, n, queued_t{{make(self().ref()), list, out, length}}, nullptr,
+                                                  pending_.second.data());
       return;
     }
     const first_t first = make_first(self().ref());

@@ -125,7 +125,11 @@ struct erase_op {
   const Key* keys;
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
-    return ref.erase(t, keys[i]);
+    // Every launch of erase_op runs erases only (the bulk erase batches, their async form, a
+    // mixed batch's erase phase): a ref that can erase more cheaply when nothing inserts or
+    // moves keys beside it (erase_only) does so.
+    if constexpr (requires { ref.erase_only(t, keys[i]); }) return ref.erase_only(t, keys[i]);
+    else return ref.erase(t, keys[i]);
   }
 };
 
