@@ -626,85 +626,10 @@ TYPED_TEST_P(MapSuite, BatchesWithoutStatusesKeepEveryKey) {
   }
 }
 
-// A mixed batch keeps its two index lists (8 bytes per operation) in the map's scratch, as an
-// insert batch keeps its handback list: the scratch grows to hold them, a second batch of the same
-// size reuses it (no allocation per batch), every result stays right, and release_scratch() frees
-// it for the next batch to take again.
-TYPED_TEST_P(MapSuite, MixedBatchesKeepTheirListsInTheScratch) {
-  using K = typename TestFixture::K;
-  using V = typename TestFixture::V;
-  WARPKV_TEST_EXECUTION(ex);
-  if constexpr (!requires(TypeParam& m, const op* o, const K* k, const V* v, status* s, V* r) {
-                  m.execute(o, k, v, std::size_t{}, s, r);
-                  m.scratch_bytes();
-                  m.release_scratch();
-                }) {
-    GTEST_SKIP() << "this map has no pointer-form mixed batches with scratch";
-  } else {
-    const std::size_t n = TestFixture::scaled(6000);
-    auto map = TestFixture::make(4 * n, ex);
-    // keys 1..n present with values v(i); the batch: op i on key 2i + 1 + (i mod 2) (distinct keys,
-    // 1 .. 2n), so about half its ops meet present keys and half absent ones
-    std::vector<K> base(n);
-    std::vector<V> base_values(n);
-    for (std::size_t i = 0; i < n; ++i) base[i] = make_key<K>(i + 1), base_values[i] = make_value<V>(i + 1);
-    std::mt19937_64 rng(11);
-    for (int round = 0; round < 3; ++round) {
-      map.clear();
-      map.insert(base, base_values);
-      std::vector<op> ops(n);
-      std::vector<K> keys(n);
-      std::vector<V> values(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        const int r = static_cast<int>(rng() % 3);
-        ops[i] = r == 0 ? op::insert : r == 1 ? op::find : op::erase;
-        keys[i] = make_key<K>(2 * i + 1 + (i % 2));
-        values[i] = make_value<V>(i + 100);
-      }
-      auto o = buffer<op>::from_host(ops, ex);
-      auto k = buffer<K>::from_host(keys, ex);
-      auto v = buffer<V>::from_host(values, ex);
-      buffer<status> st(n, ex);
-      buffer<V> got(n, ex);
-      const std::size_t before = map.scratch_bytes();
-      map.execute(o.data(), k.data(), v.data(), n, st.data(), got.data());
-      const auto s = st.to_vector();
-      const auto g = got.to_vector();
-      std::size_t size = n;
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t id = 2 * i + 1 + (i % 2);
-        const bool present = id <= n;
-        if (ops[i] == op::insert) {
-          ASSERT_EQ(s[i], present ? status::found : status::inserted) << "round " << round << " op " << i;
-          size += present ? 0 : 1;
-        } else if (ops[i] == op::find) {
-          ASSERT_EQ(s[i], present ? status::found : status::not_found) << "round " << round << " op " << i;
-          if (present) {
-            ASSERT_TRUE(same_bits(g[i], base_values[id - 1])) << "round " << round << " op " << i;
-          }
-        } else {
-          ASSERT_EQ(s[i], present ? status::erased : status::not_found) << "round " << round << " op " << i;
-          size -= present ? 1 : 0;
-        }
-      }
-      EXPECT_EQ(map.size(), size) << "round " << round;
-      ASSERT_EQ(map.validate(), "");
-      EXPECT_GE(map.scratch_bytes(), 2 * n * sizeof(std::uint32_t)) << "round " << round;
-      if (round == 1) {
-        EXPECT_EQ(map.scratch_bytes(), before) << "the second batch of the same size allocated again";
-      }
-      if (round == 1) {
-        map.release_scratch();
-        EXPECT_EQ(map.scratch_bytes(), 0u);
-      }
-    }
-  }
-}
-
 REGISTER_TYPED_TEST_SUITE_P(MapSuite, MatchesSequentialModel, ConcurrentMixedBatchesAreLinearizable,
                             HighLoadFactorKeepsEveryKey, SentinelIsRejected, GrowsFromTinyCapacityWithoutLosingInserts,
                             LargeChurnBatchesStayConsistent, FailedAllocationLeavesTheMapAsItWas,
                             MixedBatchIntoTinyMapIsSizedUpFront, AsyncCallsMatchTheSynchronousOnes,
-                            BatchesWithoutStatusesKeepEveryKey, MixedBatchesKeepTheirListsInTheScratch);
+                            BatchesWithoutStatusesKeepEveryKey);
 
 }  // namespace warpkv::testing

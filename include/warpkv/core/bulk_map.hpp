@@ -47,11 +47,9 @@
 //    failed in a table already sized for the batch) throws with the map consistent: the ops whose
 //    status is `full` did not run, all others did and are counted in size();
 //  - scratch: an insert batch with a fast pass lists the operations it hands back in a list the
-//    map keeps for later batches (4 bytes per operation of the largest such batch), and a mixed
-//    batch (execute) keeps its two index lists there (8 bytes per operation); scratch_bytes(),
-//    release_scratch(). When there is no memory for it an insert batch runs on a status array
-//    instead (statuses are written only to a caller's array) and a mixed batch allocates its
-//    lists for itself;
+//    map keeps for later batches (4 bytes per operation of the largest such batch;
+//    scratch_bytes(), release_scratch()); when there is no memory for it the batch runs on a
+//    status array instead, and statuses are written only to a caller's array;
 //  - one map must not be used by two host threads at once.
 // Streams: every pointer overload takes an optional stream (`stream_arg`, a cudaStream_t; empty =
 // the map's own stream, execution::stream). The map's kernels always run on its own stream, where
@@ -259,9 +257,8 @@ class bulk_map_base {
     size_ = 0;
   }
   /// Frees the scratch memory the map keeps between batches: the insert batches' list of the
-  /// operations a fast pass hands back (4 bytes per operation of the largest insert batch so far)
-  /// and the mixed batches' index lists (8 bytes per operation); the next such batch allocates it
-  /// again. For a caller close to the memory limit.
+  /// operations a fast pass hands back (4 bytes per operation of the largest insert batch so far;
+  /// the next insert batch allocates it again). For a caller close to the memory limit.
   void release_scratch() {
     settle();
     handback_ = {};
@@ -670,21 +667,12 @@ class bulk_map_base {
   batch_summary run_mixed_phased(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n,
                                  status* out, mapped_type* values_out) {
     if (n == 0) return {};
-    // The two index lists (2n entries) in the map's scratch, kept between batches: allocated
-    // per batch from the default pool (which returns its memory at every synchronization) they
-    // cost a mapping per batch (session 20, call A: ~0.25 ms for 128 MiB). Without memory for
-    // the scratch, a per-batch allocation (which throws before the batch changes anything).
-    buffer<std::uint32_t> own;
-    std::uint32_t* index_lists = scratch_for(2 * n);
-    if (index_lists == nullptr) {
-      own = buffer<std::uint32_t>(2 * n, ex_);
-      index_lists = own.data();
-    }
+    // The two index lists, allocated per batch. (Kept in the map's scratch instead, the GLHT
+    // mixes of 1e5 operations ran 10-20 % slower on the H100, session 21, calls B and C: reverted.)
+    buffer<std::uint32_t> reads_and_erases(n, ex_), writes(n, ex_);
     batch_counters& c = counters();
     c.zero();
-    std::uint32_t* ra = index_lists;  // reads from the front, erases from the back
-    std::uint32_t* wr = index_lists + n;  // the first write pass marks what it leaves `full` in it
-    partition_ops(ex_, ops, n, ra, wr, c.data());
+    partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
     const batch_summary lists = c.read();
     const std::size_t n_reads = lists.count[static_cast<unsigned>(op_list::reads)];
     const std::size_t n_writes = lists.count[static_cast<unsigned>(op_list::writes)];
@@ -692,6 +680,8 @@ class bulk_map_base {
     if (n_reads + n_writes + n_erases != n)
       throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
+    std::uint32_t* ra = reads_and_erases.data();
+    std::uint32_t* wr = writes.data();  // the first write pass marks what it leaves `full` in it
     constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;
     constexpr bool two_passes = first_pass == pass::fast;
     using read_t = listed_op<mixed_read_op<Ref, key_type, mapped_type>>;
@@ -799,16 +789,11 @@ class bulk_map_base {
   /// insert batch (session 20, call A).
   std::uint32_t* handback_for(std::size_t n) {
     if (n >= std::size_t{list_mark}) return nullptr;
-    return scratch_for(n);
-  }
-  /// The map's scratch of at least `entries` 4-byte words (the handback list; a mixed batch's two
-  /// index lists), grown when too small; null when there is no memory for it.
-  std::uint32_t* scratch_for(std::size_t entries) {
-    if (handback_.size() < entries) {
+    if (handback_.size() < n) {
       handback_ = {};  // the old one first: never both at once
-      handback_ = try_buffer<std::uint32_t>(entries);
+      handback_ = try_buffer<std::uint32_t>(n);
     }
-    return handback_.size() >= entries ? handback_.data() : nullptr;
+    return handback_.size() >= n ? handback_.data() : nullptr;
   }
   /// run_counted with a status per operation (`out`, or a temporary array when it is null): the
   /// form for a batch of list_mark operations or more, for one pass, and when the list cannot
