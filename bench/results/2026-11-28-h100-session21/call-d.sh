@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# call D (session 21): the suites whose code changed this session (core: handback append, queued
+# marked pass, erase_op's erase_only; cuckoo:
+# weak first look, erase_only; the cache, whose kernels use tile_op_body) on the device, concurrently, then compute-sanitizer memcheck,
+# racecheck and synccheck on the reduced core and cuckoo runs. Built here (nvcc 13.0, sm_90).
+B=$(cd "$(dirname "$0")" && pwd)
+for f in $B/tests/*.xz; do xz -dkf $f; done
+chmod +x $B/tests/* 2>/dev/null
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+export WARPKV_GPU_PREBUILT=1 WARPKV_GPU_BUILD=$B WARPKV_GPU_PARALLEL=1 WARPKV_STEP_TIMEOUT_S=420
+# the suites and the sanitizers as two concurrent gpu-check runs (the sanitizers are host-bound)
+WARPKV_GPU_MODULES="core core_host cuckoo open_addressing hopscotch_buckets hopscotch chained cache" WARPKV_GPU_SANITIZERS=" " OUT=$OUT/check timeout 470 scripts/gpu-check > $OUT/check.txt 2>&1 &
+WARPKV_GPU_MODULES="core cuckoo" WARPKV_GPU_SKIP_TESTS=1 WARPKV_GPU_SANITIZERS="memcheck racecheck synccheck" OUT=$OUT/sanitize timeout 470 scripts/gpu-check > $OUT/sanitize.txt 2>&1 &
+wait
+echo "done $SECONDS s"
+grep "PASSED\|FAILED\|== \|ERROR SUMMARY\|hazard\|rc \|ok \|fail\|timed out" $OUT/check.txt $OUT/sanitize.txt | head -60
+tar czf $OUT/call-d.tgz -C $OUT check check.txt sanitize sanitize.txt
