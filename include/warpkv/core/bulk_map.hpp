@@ -667,8 +667,8 @@ class bulk_map_base {
   batch_summary run_mixed_phased(const op* ops, const key_type* keys, const mapped_type* values, std::size_t n,
                                  status* out, mapped_type* values_out) {
     if (n == 0) return {};
-    // The two index lists, allocated per batch. (Kept in the map's scratch instead, the GLHT
-    // mixes of 1e5 operations ran 10-20 % slower on the H100, session 21, calls B and C: reverted.)
+    // The two index lists, allocated per batch. (Kept in the map's scratch instead, d89c2aa, they
+    // gained nothing measurable on the H100 at 1e5 or 1e7 operations: session 21, calls C and E.)
     buffer<std::uint32_t> reads_and_erases(n, ex_), writes(n, ex_);
     batch_counters& c = counters();
     c.zero();
