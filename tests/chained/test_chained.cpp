@@ -91,6 +91,64 @@ TYPED_TEST(ChainedLists, RacingWritersOnTheSameKeys) {
   race_on_hot_keys(map, 3, std::max<std::size_t>(300, static_cast<std::size_t>(1500 * test_scale())), 6);
 }
 
+// An async call does not rebuild, so its room check must count the pool's nodes, not the keys:
+// nodes of erased keys stay taken until a rebuild. A pool used up by erased keys must make an
+// async insert throw errc::capacity before anything runs (it used to pass the check, which
+// looked at size() alone, and report `full`: found on the H100 under compute-sanitizer, session
+// 21), and after the rehash that the message names every insert must land.
+TYPED_TEST(ChainedLists, AsyncInsertsCountThePoolsNodesNotTheKeys) {
+  if constexpr (TypeParam::allocation != chained_alloc::pool) {
+    GTEST_SKIP() << "device allocation has no pool";
+  } else {
+    WARPKV_TEST_EXECUTION(ex);
+    using K = typename TypeParam::key_type;
+    using V = typename TypeParam::mapped_type;
+    TypeParam map(256, {}, ex);
+    const std::size_t nodes = map.pool_nodes();
+    ASSERT_GE(nodes, map.capacity());
+    // Fill and erase 3/4 of the pool's nodes (synchronous calls: no rebuild, the table stays small).
+    std::vector<K> churned(nodes * 3 / 4);
+    for (std::size_t i = 0; i < churned.size(); ++i) churned[i] = make_key<K>(i + 1);
+    const std::vector<V> cv(churned.size(), V{7});
+    const auto ins = map.insert(churned, cv);
+    ASSERT_EQ(std::count(ins.begin(), ins.end(), status::inserted), static_cast<long>(churned.size()));
+    const auto er = map.erase(churned);
+    ASSERT_EQ(std::count(er.begin(), er.end(), status::erased), static_cast<long>(churned.size()));
+    ASSERT_EQ(map.size(), 0u);
+    const std::size_t rehashes = map.rehash_count();
+    ASSERT_EQ(map.pool_used(), churned.size());
+    // Half the buckets' room in fresh keys: the load factor allows them, the pool does not.
+    const std::size_t m = map.capacity() / 2;
+    std::vector<K> fresh(m);
+    for (std::size_t i = 0; i < m; ++i) fresh[i] = make_key<K>(100000 + i);
+    const std::vector<V> fv(m, V{9});
+    auto k = buffer<K>::from_host(fresh, ex);
+    auto v = buffer<V>::from_host(fv, ex);
+    buffer<status> st(m, ex);
+    try {
+      map.insert_async(k.data(), v.data(), m, st.data());
+      map.synchronize();
+      const auto got = st.to_vector();
+      ADD_FAILURE() << "an async insert of " << m << " keys into a pool with " << nodes - churned.size()
+                    << " nodes left was accepted; " << std::count(got.begin(), got.end(), status::full)
+                    << " came back full";
+    } catch (const warpkv::error& e) {
+      EXPECT_EQ(e.code(), errc::capacity) << e.what();
+      EXPECT_NE(std::string(e.what()).find("rehash"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(map.size(), 0u);
+    EXPECT_EQ(map.rehash_count(), rehashes);
+    map.rehash(map.capacity());  // reclaims the erased keys' nodes
+    EXPECT_EQ(map.pool_used(), 0u);
+    map.insert_async(k.data(), v.data(), m, st.data());
+    map.synchronize();
+    const auto got = st.to_vector();
+    EXPECT_EQ(std::count(got.begin(), got.end(), status::inserted), static_cast<long>(m));
+    EXPECT_EQ(map.size(), m);
+    ASSERT_EQ(map.validate(), "");
+  }
+}
+
 // Insert/erase churn over few keys: every successful insert takes a node and erased nodes are
 // not reused while a batch runs, yet rebuilds reclaim them, so the pool (or the device heap)
 // stays bounded by one batch's inserts, never by the history.

@@ -158,7 +158,38 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     detail::fill_words<std::uint64_t>(this->ex_, heads_.data(), heads_.size(), 0);
     reset_counters();
   }
-  void on_batch(const batch_summary& s) { last_full_ = s[status::full]; }
+  void on_batch(const batch_summary& s) {
+    last_full_ = s[status::full];
+    nodes_stale_ = true;
+  }
+  void maintain() {
+    nodes_stale_ = true;
+    base::maintain();  // a rebuild there makes the count exact again
+  }
+  /// An async call does not rebuild, so besides the load factor (the base's check) the pool must
+  /// have a node for each insert that may run: nodes go to erased keys and to inserts that lost a
+  /// race for their key until the next rebuild, so size() says nothing about them. The count of
+  /// nodes handed out is read from the backend at the first async call after a synchronization
+  /// (nothing of this map runs then: one 8-byte copy); the async calls still pending may take one
+  /// node per insert each (async_pending_inserts()).
+  void check_async_room(std::size_t more) const {
+    base::check_async_room(more);
+    if constexpr (Alloc == chained_alloc::pool) {
+      if (nodes_stale_ && !this->async_in_flight()) {
+        nodes_used_ = pool_used();
+        nodes_stale_ = false;
+      }
+      const std::size_t pending = this->async_pending_inserts();
+      if (nodes_used_ + pending + more > pool_.size())
+        throw error(errc::capacity,
+                    std::string("warpkv: ") + map_name + ": an async call does not rebuild the table, and " +
+                        std::to_string(more) + " more inserts could need a node each while its pool has " +
+                        std::to_string(pool_.size() - std::min(pool_.size(), nodes_used_ + pending)) + " of " +
+                        std::to_string(pool_.size()) + " left (" + std::to_string(nodes_used_) +
+                        " handed out since the last rebuild, kept by erased keys until the next one; " +
+                        std::to_string(pending) + " inserts pending): rehash(capacity()) reclaims them, reserve() adds room");
+    }
+  }
   /// Rebuild into `capacity` buckets: collect the live entries, build a fresh table beside the
   /// old one (bucket heads, and a fresh pool sized for the keys and the pending inserts), re-insert
   /// them, then drop the old table. Strong guarantee: the new table is allocated before anything
@@ -203,9 +234,12 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
       if (filled) free_nodes_of(heads_.data(), this->capacity_, retired_);  // the new table's nodes
       swap_tables();
       this->capacity_ = old_capacity;
+      nodes_stale_ = true;  // the old pool's count is back: read it again when needed
       throw;
     }
     free_nodes_of(heads.data(), old_capacity, retired);  // the old table's nodes
+    nodes_used_ = n;  // one node per re-inserted key (they are distinct: no insert loses a race)
+    nodes_stale_ = Alloc != chained_alloc::pool;
     ++this->rehashes_;
   }
 
@@ -223,6 +257,8 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   void reset_counters() {
     const unsigned long long zero = 0;
     pool_used_.copy_from_host(&zero, 1);
+    nodes_used_ = 0;
+    nodes_stale_ = false;
     detail::fill_words<std::uint64_t>(this->ex_, retired_.data(), retired_.size(), 0);
   }
   /// Device allocation: frees every node, linked or retired. Pool nodes need nothing.
@@ -268,6 +304,10 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
   buffer<unsigned long long> pool_used_;  // pool nodes handed out since the last rebuild
   buffer<std::uint64_t> retired_;         // device allocation: tops of the retired stacks
   std::uint64_t last_full_ = 0;
+  // chained_alloc::pool: pool nodes handed out as of the last synchronization, and whether a
+  // mutating call has run since (check_async_room reads the counter again).
+  mutable std::size_t nodes_used_ = 0;
+  mutable bool nodes_stale_ = false;
 };
 
 }  // namespace warpkv

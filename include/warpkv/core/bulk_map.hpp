@@ -18,6 +18,8 @@
 //   void prepare_inserts(std::size_t n);       // before a batch of n inserts: reserve(size_ + n)
 //   void on_batch(const batch_summary&);       // after each launch of a mutating batch: nothing
 //   void maintain();                           // after a mutating call: keep the load factor
+//   std::size_t occupied_bound() const;        // slots that may be occupied: size_ (+ tombstones)
+//   void check_async_room(std::size_t more) const;  // an async call's room check (throws capacity)
 // A Ref may declare `static std::size_t storage_slots(std::size_t capacity)` when its slot array
 // holds more than `capacity` slots (hopscotch's stash after the table); allocation, rehash and
 // retrieve_all then cover them all.
@@ -59,7 +61,10 @@
 // find_async, contains_async) never wait for the GPU:
 //  - they never grow the table: a call that could take the table past its maximum load factor
 //    (counting every op of it as an insert, and the inserts of async calls not yet synchronized)
-//    throws errc::capacity before anything runs; reserve() first;
+//    throws errc::capacity before anything runs; reserve() first (chained_map's pool also needs
+//    a node for each such op: its count of nodes handed out is copied back, 8 bytes, at the
+//    first async call after a synchronization, when none of the map's work is queued; erased
+//    keys keep their nodes until rehash());
 //  - their counts are gathered on the device: synchronize() (and every synchronous call, and
 //    size()) waits for them, adds them to size() and returns them; an op the table could not
 //    place (cuckoo: its eviction chains failed) gets status::full in `out` and in those counts
@@ -318,6 +323,7 @@ class bulk_map_base {
       d.on_batch(s);
       d.maintain();
       { cd.occupied_bound() } -> std::convertible_to<std::size_t>;
+      cd.check_async_room(n);
     };
     // A table that is not one slot array (chained_map) rebuilds itself.
     if constexpr (slot_array_ref<Ref>) return hooks;
@@ -329,6 +335,21 @@ class bulk_map_base {
   void prepare_inserts(std::size_t n) { reserve(size_ + n); }
   /// Slots that may be occupied (an async call's room check): the keys; maps with tombstones add them.
   std::size_t occupied_bound() const { return size_; }
+  /// An async call's room check (run_async, before anything is queued): throws errc::capacity when
+  /// `more` inserts, beside those of the async calls still pending, could pass the maximum load
+  /// factor. A map with another limit (chained_map's node pool) adds its own check to this one.
+  void check_async_room(std::size_t more) const {
+    const double limit = cfg_.max_load_factor * static_cast<double>(capacity_);
+    if (static_cast<double>(self().occupied_bound() + pending_inserts_ + more) > limit)
+      throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + ": an async call does not grow the table, and " +
+                                      std::to_string(more) + " more inserts could pass its maximum load factor (" +
+                                      std::to_string(capacity_) + " slots, " + std::to_string(size_) + " keys, " +
+                                      std::to_string(pending_inserts_) + " inserts pending): reserve() room first");
+  }
+  /// Whether async calls are queued and not yet synchronized (their counts not yet in size()).
+  [[nodiscard]] bool async_in_flight() const { return async_pending_; }
+  /// Inserts of the async calls still pending (each may insert one key).
+  [[nodiscard]] std::size_t async_pending_inserts() const { return pending_inserts_; }
   void on_batch(const batch_summary&) {}
   void maintain() {
     if (growth().over_load(size_, capacity_)) reserve(size_);
@@ -543,12 +564,7 @@ class bulk_map_base {
   void run_async(std::size_t n, std::size_t may_insert, status* out, stream_arg stream, const MakeOp& make,
                  const MakeFirst& make_first) {
     if (n == 0) return;
-    const double limit = cfg_.max_load_factor * static_cast<double>(capacity_);
-    if (static_cast<double>(self().occupied_bound() + pending_inserts_ + may_insert) > limit)
-      throw error(errc::capacity, std::string("warpkv: ") + Derived::map_name + ": an async call does not grow the table, and " +
-                                      std::to_string(may_insert) + " more inserts could pass its maximum load factor (" +
-                                      std::to_string(capacity_) + " slots, " + std::to_string(size_) + " keys, " +
-                                      std::to_string(pending_inserts_) + " inserts pending): reserve() room first");
+    self().check_async_room(may_insert);
     if (!pending_.ready()) pending_ = async_counts(ex_);  // the first async call allocates them
     detail::stream_join join(ex_, stream);
     using op_t = decltype(make(self().ref()));

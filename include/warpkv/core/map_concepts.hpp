@@ -19,7 +19,7 @@
 //   ref_type, tile_size, map_name, ref(), the pointer forms of insert / find / erase / execute,
 //   size, capacity, reserve, rehash, clear, retrieve_all) and the hooks bulk_map_base calls on it
 //   (M::provides_bulk_hooks(): reset_table(bool); take_side/restore_side as a pair; the optional
-//   prepare_inserts, on_batch, maintain, occupied_bound with their signatures; and, when its ref
+//   prepare_inserts, on_batch, maintain, occupied_bound, check_async_room with their signatures; and, when its ref
 //   is not a slot_array_ref, its own rehash_to and retrieve_all: chained_map's buckets and nodes).
 // Tile: the tile type the ref's members are checked with (any tile of core/tile.hpp; the host
 // tile of one lane by default: the members are templates over the tile).
