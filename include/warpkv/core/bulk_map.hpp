@@ -151,11 +151,12 @@ class bulk_map_base {
     check_inputs(n, values, "values");
     detail::stream_join join(ex_, stream);
     settle();
-    presize_mixed(ops, keys, n);
-    if (n >= std::size_t{list_mark})  // the phases' index lists hold 31-bit indices and a mark
+    if (n >= std::size_t{list_mark}) {  // the phases' index lists hold 31-bit indices and a mark
+      presize_mixed(ops, keys, n);
       return run(n, out, [=](const Ref& r) {
         return execute_op<Ref, key_type, mapped_type>{r, ops, keys, values, values_out};
       });
+    }
     const batch_summary total = run_mixed_phased(ops, keys, values, n, out, values_out);
     self().maintain();
     throw_if_invalid(total);
@@ -497,6 +498,7 @@ class bulk_map_base {
   /// counter for a handback list's length (run_listed).
   batch_counters counters_;
   buffer<std::uint32_t> handback_;  // the insert batches' handback list (handback_for), kept between batches
+  buffer<std::uint32_t> sketch_;    // a mixed batch's sizing sketch (run_mixed_phased), made on first use
   static constexpr std::size_t counter_groups = 6;
   static constexpr std::size_t handback_group = 5;
   mutable async_counts pending_;          // counts of async calls not yet synchronized
@@ -639,12 +641,20 @@ class bulk_map_base {
   /// they carry, and the table makes room for the smaller number first. A batch of fresh keys into
   /// a far-too-small table then costs what it costs in a table sized for it (it used to fill the
   /// small table, fail, grow and re-run round after round), and hot keys do not inflate the table.
+  /// (A batch short enough for the phased run sketches its keys in the partition pass instead:
+  /// run_mixed_phased, with the same rule.)
   void presize_mixed(const op* ops, const key_type* keys, std::size_t n) {
-    const double room = cfg_.max_load_factor * static_cast<double>(capacity_);
-    if (n == 0 || static_cast<double>(size_ + n) <= room) return;
-    const insert_estimate e = estimate_inserts(ex_, ops, keys, n, counters());
+    if (!may_overfill(n)) return;
+    presize_for(estimate_inserts(ex_, ops, keys, n, counters()));
+  }
+  /// Whether n inserts could pass the maximum load factor (then a mixed batch is sized first).
+  [[nodiscard]] bool may_overfill(std::size_t n) const {
+    return n != 0 && static_cast<double>(size_ + n) > cfg_.max_load_factor * static_cast<double>(capacity_);
+  }
+  void presize_for(const insert_estimate& e) {
     // A small overshoot (or the sketch's few percent of error) is left to the growth path,
     // which handles it cheaply; only a table that would be overwhelmed grows first.
+    const double room = cfg_.max_load_factor * static_cast<double>(capacity_);
     if (static_cast<double>(size_ + e.distinct) > 1.25 * room) self().prepare_inserts(static_cast<std::size_t>(e.distinct));
   }
 
@@ -688,7 +698,16 @@ class bulk_map_base {
     buffer<std::uint32_t> reads_and_erases(n, ex_), writes(n, ex_);
     batch_counters& c = counters();
     c.zero();
-    partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
+    // A batch whose inserts could pass the maximum load factor is sized before its phases run
+    // (presize_mixed's rule), from a sketch of its writes' keys made by the partition pass itself.
+    const bool sizing = may_overfill(n);
+    if (sizing) {
+      if (sketch_.size() != sketch_registers) sketch_ = buffer<std::uint32_t>(sketch_registers, ex_);
+      fill_words<std::uint32_t>(ex_, sketch_.data(), sketch_.size(), 0u);
+      partition_and_sketch_ops(ex_, ops, keys, n, reads_and_erases.data(), writes.data(), c.data(), sketch_.data());
+    } else {
+      partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
+    }
     const batch_summary lists = c.read();
     const std::size_t n_reads = lists.count[static_cast<unsigned>(op_list::reads)];
     const std::size_t n_writes = lists.count[static_cast<unsigned>(op_list::writes)];
@@ -696,6 +715,11 @@ class bulk_map_base {
     if (n_reads + n_writes + n_erases != n)
       throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
+    if (sizing) {  // the lists hold op indices: a rebuild here leaves them valid
+      std::array<std::uint32_t, sketch_registers> h{};
+      sketch_.copy_to_host(h.data(), h.size());
+      presize_for(estimate_from_sketch(h.data(), n_writes));
+    }
     std::uint32_t* ra = reads_and_erases.data();
     std::uint32_t* wr = writes.data();  // the first write pass marks what it leaves `full` in it
     constexpr pass first_pass = has_fast_bulk_inserts<Ref> ? pass::fast : pass::complete;

@@ -140,16 +140,14 @@ class open_addressing_ref {
   WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
     requires(packed)
   {
-    if constexpr (solo_fast) return upsert_solo(to_bits(k), to_bits(v), false);
-    else return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
   }
   /// insert_or_assign under the same conditions: inserted, assigned, full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
     requires(packed)
   {
-    if constexpr (solo_fast) return upsert_solo(to_bits(k), to_bits(v), true);
-    else return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
+    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
   }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
@@ -288,48 +286,6 @@ class open_addressing_ref {
     constexpr unsigned group = Reads == read_mode::weak ? 2u : max_group;
     const int r = walk_impl<std::uint64_t, Reads, group>(t, kb, decide);
     return r < 0 ? status::full : static_cast<status>(r);
-  }
-
-  /// The fast insert of a one-lane tile (packed pairs at T = 1; windows of 1, 2 or 4 slots, 4 by
-  /// default: 32 bytes): upsert_packed<weak>'s walk and decisions
-  /// written for one thread, with no ballot, candidate loop or lane broadcast. The same probe
-  /// order (the window's slots in order, read 16 bytes at a time (8 for one-slot windows), the
-  /// second 16 only when the first held no stop or every stop there was passed), the same protocol: each slot that holds
-  /// kb or is empty is decided on the word read, every action a CAS from that word (an empty slot:
-  /// claim it with (kb, vb); kb: found, or for an assign the CAS that writes vb beside kb, walking
-  /// on if a tombstone appears first), a failed CAS deciding again on the word it returns.
-  /// (upsert_packed's T = 1 code kept the ballot and lowest-lane loop: 34 registers and a branchy
-  /// path that ran ~1.4 % behind cuco's lp_cg2 at LF 0.5, session 21.)
-  static constexpr bool solo_fast = packed && TileSize == 1;
-  WARPKV_HD status upsert_solo(key_bits kb, value_bits vb, bool or_assign) const {
-    if (is_sentinel(kb)) return status::invalid_key;
-    const std::uint64_t mine = pair::pack(kb, vb);
-    sequence_type seq = sequence_bits(kb);
-    for (std::size_t done = 0; done < windows_; ++done, seq.next()) {
-      const std::size_t first = seq.slot(0);
-      std::uint64_t* p = reinterpret_cast<std::uint64_t*>(&slots_[first]);
-      constexpr unsigned step = LaneSlots == 1 ? 1 : 2;  // 8 or 16 bytes a load
-      WARPKV_UNROLL
-      for (unsigned s = 0; s < LaneSlots; s += step) {
-        std::uint64_t w[2];
-        if constexpr (step == 2) load_pair<read_mode::weak>(p + s, w[0], w[1]);
-        else w[0] = pair_ref(first).load_weak();
-        WARPKV_UNROLL
-        for (unsigned j = 0; j < step; ++j) {
-          std::uint64_t cur = w[j];
-          const std::size_t i = first + s + j;
-          if (key_of(cur) == empty_ && pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed))
-            return status::inserted;
-          if (key_of(cur) == kb) {
-            if (!or_assign) return status::found;
-            // Linearization point of the assign: the CAS that writes vb beside kb.
-            while (key_of(cur) == kb)
-              if (pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed)) return status::assigned;
-          }
-        }
-      }
-    }
-    return status::full;
   }
 
   /// walk() over packed words: the same probe schedule, one 8-byte relaxed load per lane and
