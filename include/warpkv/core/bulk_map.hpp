@@ -77,6 +77,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -498,14 +499,20 @@ class bulk_map_base {
   /// counter for a handback list's length (run_listed).
   batch_counters counters_;
   buffer<std::uint32_t> handback_;  // the insert batches' handback list (handback_for), kept between batches
-  buffer<std::uint32_t> sketch_;    // a mixed batch's sizing sketch (run_mixed_phased), made on first use
   static constexpr std::size_t counter_groups = 6;
   static constexpr std::size_t handback_group = 5;
+  /// Past the counter groups, a mixed batch's sizing sketch (run_mixed_phased): its 1024 4-byte
+  /// registers in the same memory, so the memset that zeroes the counts zeroes them and the copy
+  /// that reads the partition's counts reads them (no kernel, copy or wait of their own).
+  static constexpr std::size_t sketch_group = counter_groups;
+  static constexpr std::size_t sketch_groups =
+      (sketch_registers * sizeof(std::uint32_t) + num_status_kinds * sizeof(unsigned long long) - 1) /
+      (num_status_kinds * sizeof(unsigned long long));
   mutable async_counts pending_;          // counts of async calls not yet synchronized
   mutable bool async_pending_ = false;
   mutable std::size_t pending_inserts_ = 0;  // ops of those calls that may insert
   batch_counters& counters() {
-    if (!counters_.ready()) counters_ = batch_counters(ex_, counter_groups);
+    if (!counters_.ready()) counters_ = batch_counters(ex_, counter_groups + sketch_groups);
     return counters_;
   }
 
@@ -701,14 +708,13 @@ class bulk_map_base {
     // A batch whose inserts could pass the maximum load factor is sized before its phases run
     // (presize_mixed's rule), from a sketch of its writes' keys made by the partition pass itself.
     const bool sizing = may_overfill(n);
-    if (sizing) {
-      if (sketch_.size() != sketch_registers) sketch_ = buffer<std::uint32_t>(sketch_registers, ex_);
-      fill_words<std::uint32_t>(ex_, sketch_.data(), sketch_.size(), 0u);
-      partition_and_sketch_ops(ex_, ops, keys, n, reads_and_erases.data(), writes.data(), c.data(), sketch_.data());
-    } else {
+    if (sizing)  // the sketch's registers live in c's last groups: zeroed with the counts, read with them
+      partition_and_sketch_ops(ex_, ops, keys, n, reads_and_erases.data(), writes.data(), c.data(),
+                               reinterpret_cast<std::uint32_t*>(c.data(sketch_group)));
+    else
       partition_ops(ex_, ops, n, reads_and_erases.data(), writes.data(), c.data());
-    }
-    const batch_summary lists = c.read();
+    const std::vector<batch_summary> read = c.read_groups(sizing ? counter_groups + sketch_groups : 1);  // one wait
+    const batch_summary& lists = read[0];
     const std::size_t n_reads = lists.count[static_cast<unsigned>(op_list::reads)];
     const std::size_t n_writes = lists.count[static_cast<unsigned>(op_list::writes)];
     const std::size_t n_erases = lists.count[static_cast<unsigned>(op_list::erases)];
@@ -716,8 +722,11 @@ class bulk_map_base {
       throw error(errc::capacity, "warpkv: a mixed batch's partition pass counted " +
                                       std::to_string(n_reads + n_writes + n_erases) + " of " + std::to_string(n) + " ops");
     if (sizing) {  // the lists hold op indices: a rebuild here leaves them valid
+      std::array<std::uint64_t, sketch_groups * num_status_kinds> words{};
+      for (std::size_t g = 0; g < sketch_groups; ++g)
+        for (int k = 0; k < num_status_kinds; ++k) words[g * num_status_kinds + static_cast<std::size_t>(k)] = read[sketch_group + g].count[k];
       std::array<std::uint32_t, sketch_registers> h{};
-      sketch_.copy_to_host(h.data(), h.size());
+      std::memcpy(h.data(), words.data(), sizeof(h));  // the registers as the device wrote them
       presize_for(estimate_from_sketch(h.data(), n_writes));
     }
     std::uint32_t* ra = reads_and_erases.data();
