@@ -158,13 +158,11 @@ class chained_map : public detail::bulk_map_base<chained_map<Key, Value, Alloc, 
     detail::fill_words<std::uint64_t>(this->ex_, heads_.data(), heads_.size(), 0);
     reset_counters();
   }
+  /// Every counted batch (synchronous, or async ones being settled) comes through here: the
+  /// pool's count of nodes handed out may have changed (rehash_to sets it exact again).
   void on_batch(const batch_summary& s) {
     last_full_ = s[status::full];
     nodes_stale_ = true;
-  }
-  void maintain() {
-    nodes_stale_ = true;
-    base::maintain();  // a rebuild there makes the count exact again
   }
   /// An async call does not rebuild, so besides the load factor (the base's check) the pool must
   /// have a node for each insert that may run: nodes go to erased keys and to inserts that lost a
