@@ -94,6 +94,43 @@ TEST(Launcher, VisitsEveryTileExactlyOnce) {
   launch<8>(ex, 0, simple_body<visit_fn>{{nullptr}});  // an empty grid runs nothing
 }
 
+// A tile-per-item body that shapes its launch (core/launcher.hpp: block_threads, items_per_thread):
+// every item is still run exactly once, for counts that leave the last block or thread part-filled.
+template <int Block, int Items>
+struct shaped_visit_body : simple_body<visit_fn> {
+  static constexpr bool thread_per_item = true;
+  static constexpr int block_threads = Block;
+  static constexpr int items_per_thread = Items;
+};
+
+template <int Block, int Items>
+void expect_shaped_visits(const execution& ex) {
+#if WARPKV_HAS_CUDA
+  static_assert(!detail::persistent_grid<shaped_visit_body<Block, Items>>());
+  static_assert(detail::block_threads_of<shaped_visit_body<Block, Items>>() == (Block > 0 ? Block : detail::block_threads));
+  static_assert(detail::items_per_thread_of<shaped_visit_body<Block, Items>>() == (Items > 1 ? Items : 1));
+#endif
+  for (std::size_t tiles : {std::size_t{1}, std::size_t{127}, std::size_t{128}, std::size_t{257}, std::size_t{5000},
+                            std::size_t{70001}}) {
+    buffer<unsigned> visits(tiles, ex);
+    const std::vector<unsigned> zeros(tiles, 0);
+    visits.copy_from_host(zeros.data(), tiles);
+    shaped_visit_body<Block, Items> body;
+    body.f = visit_fn{visits.data()};
+    launch<1>(ex, tiles, body);
+    const std::vector<unsigned> got = visits.to_vector();
+    for (std::size_t i = 0; i < tiles; ++i) ASSERT_EQ(got[i], 1u) << "item " << i << " of " << tiles;
+  }
+}
+
+TEST(Launcher, ShapedThreadPerItemLaunchesVisitEveryItemOnce) {
+  WARPKV_TEST_EXECUTION(ex);
+  expect_shaped_visits<128, 2>(ex);
+  expect_shaped_visits<64, 3>(ex);
+  expect_shaped_visits<0, 4>(ex);
+  expect_shaped_visits<96, 0>(ex);
+}
+
 // Two tiles that can only finish if both run at once: each waits for the other's flag.
 struct rendezvous_fn {
   unsigned* flags;

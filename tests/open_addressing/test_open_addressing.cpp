@@ -419,6 +419,29 @@ TYPED_TEST(OpenAddressingMap, UniformInsertsOverTombstonesStoreEachKeyOnce) {
   }
 }
 
+// The one-lane fast insert's launch shape (the ref's fast_insert_launch: blocks of 128, two
+// operations a thread) reaches the kernel body through every wrapper that runs it: the bulk
+// insert's first launch, the mixed batch's fast write pass; the complete pass, the finds and the
+// erases keep the launcher's default. A wrapper that drops the trait fails here, not in a timing.
+TEST(OpenAddressingKernels, FastInsertLaunchShapeReachesItsKernels) {
+  using R = linear_map<std::uint32_t, std::uint32_t, 1>::ref_type;
+  using K = std::uint32_t;
+  using fast = detail::insert_op<R, K, K, detail::pass::fast>;
+  using first = detail::tile_op_body<1, detail::handing_back_op<fast>>;
+  using mixed_fast =
+      detail::tile_op_body<1, detail::listed_op<detail::mixed_insert_op<R, K, K, detail::pass::fast>, false, true>>;
+  using complete = detail::tile_op_body<1, detail::marked_op<detail::insert_op<R, K, K, detail::pass::complete>>>;
+  using finds = detail::tile_op_body<1, detail::find_op<R, K, K>>;
+  static_assert(first::thread_per_item && first::block_threads == 128 && first::items_per_thread == 2);
+  static_assert(mixed_fast::thread_per_item && mixed_fast::block_threads == 128 && mixed_fast::items_per_thread == 2);
+  static_assert(complete::block_threads == 0 && complete::items_per_thread == 0);
+  static_assert(finds::block_threads == 0 && finds::items_per_thread == 0);
+  // wider tiles run a persistent grid, which ignores the shape
+  using R4 = linear_map<std::uint32_t, std::uint32_t, 4>::ref_type;
+  static_assert(!detail::tile_op_body<4, detail::handing_back_op<detail::insert_op<R4, K, K, detail::pass::fast>>>::thread_per_item);
+  SUCCEED();
+}
+
 #if WARPKV_HAS_CUDA
 // Issue 23's register budget for the hot kernels of both probing schemes (u32 pairs, tiles of 1
 // and 4): the find-only, insert-only and erase-only kernels stay at <= 48 registers with no local

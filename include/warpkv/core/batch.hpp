@@ -125,6 +125,16 @@ struct tile_op_body {
     if constexpr (requires { Op::thread_per_op; }) return T == 1 && Op::thread_per_op;
     else return false;
   }();
+  /// The launch shape of a tile-per-item kernel (an op's `launch`, core/map_ops.hpp's
+  /// per_op_launch): threads per block and operations per thread; 0: the launcher's defaults.
+  static constexpr int block_threads = [] {
+    if constexpr (requires { Op::launch.block_threads; }) return Op::launch.block_threads;
+    else return 0;
+  }();
+  static constexpr int items_per_thread = [] {
+    if constexpr (requires { Op::launch.ops_per_thread; }) return Op::launch.ops_per_thread;
+    else return 0;
+  }();
   Op op;
   std::size_t n;
   status* statuses;              // may be null (then only_full must be false)

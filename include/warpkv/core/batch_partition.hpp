@@ -160,6 +160,11 @@ constexpr bool thread_per_op_of_op() {
   if constexpr (requires { Op::thread_per_op; }) return Op::thread_per_op;
   else return false;
 }
+template <class Op>
+constexpr per_op_launch launch_of_op() {
+  if constexpr (requires { Op::launch; }) return Op::launch;
+  else return per_op_launch{};
+}
 
 /// Runs `op` on the operations of one list: list entry j is operation index[j] (from_back:
 /// index[total - 1 - j]). The status goes to out[operation] (when out is given) as well as to the
@@ -173,6 +178,7 @@ struct listed_op {
   static_assert(!(FromBack && MarkFull), "marked lists are read from the front");
   static constexpr int register_budget = register_budget_of_op<Op>();
   static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
+  static constexpr per_op_launch launch = launch_of_op<Op>();
   Op op;
   std::uint32_t* index;
   std::size_t total;  ///< entries of `index` (from_back lists count from its end)
@@ -208,6 +214,7 @@ template <class Op>
 struct handing_back_op {
   static constexpr int register_budget = register_budget_of_op<Op>();
   static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
+  static constexpr per_op_launch launch = launch_of_op<Op>();
   Op op;
   handback_list handback;
   template <class Tile>
@@ -227,6 +234,7 @@ template <class Op>
 struct marked_op {
   static constexpr int register_budget = register_budget_of_op<Op>();
   static constexpr bool thread_per_op = thread_per_op_of_op<Op>();
+  static constexpr per_op_launch launch = launch_of_op<Op>();
   Op op;
   std::uint32_t* index;  ///< entries: operation | list_mark (to run) or operation (done)
   status* out;           ///< per operation, may be null
@@ -283,6 +291,7 @@ template <class Ref, class Key, class Value, pass P>
 struct mixed_insert_op {
   static constexpr int register_budget = insert_op<Ref, Key, Value, P>::register_budget;
   static constexpr bool thread_per_op = insert_op<Ref, Key, Value, P>::thread_per_op;
+  static constexpr per_op_launch launch = insert_op<Ref, Key, Value, P>::launch;
   Ref ref;
   const op* ops;
   const Key* keys;

@@ -70,18 +70,6 @@ constexpr int block_threads = 256;
 /// Registers of one SM (sm_70 to sm_90).
 constexpr int registers_per_sm = 65536;
 
-/// Blocks per SM that a body's kernel must fit: a body that declares `register_budget` (registers
-/// per thread, > 0) gets the block count that budget allows, so ptxas plans for it instead of
-/// trading spills for occupancy by its own heuristic (nvcc 13.0 put the open-addressing inserts
-/// at 40-48 registers with 8-60 B of spills without a bound, and at 45-53 registers with none
-/// when given one block); 0 leaves the choice to ptxas.
-template <class Body>
-constexpr int min_blocks_of() {
-  if constexpr (requires { Body::register_budget; }) {
-    if constexpr (Body::register_budget > 0) return registers_per_sm / (block_threads * Body::register_budget);
-  }
-  return 0;
-}
 
 /// Whether a body's kernel runs as a persistent grid (as many blocks as fit at once, each tile
 /// striding over the work) or as one tile per work item (a block per tiles_per_block items, the
@@ -90,17 +78,56 @@ constexpr int min_blocks_of() {
 /// ran inserts 14-32 % and finds up to 13 % faster on an H100, for wider tiles it was slower
 /// (docs/perf.md, session 11, call J).
 template <class Body>
-constexpr bool persistent_grid() {
+WARPKV_HD constexpr bool persistent_grid() {
   if constexpr (requires { Body::thread_per_item; }) return !Body::thread_per_item;
   return true;
 }
 
+/// The launch of a tile-per-item body (persistent_grid() false) may be shaped by the body:
+/// `static constexpr int block_threads` (threads per block, a multiple of 32; 0: block_threads
+/// above) and `static constexpr int items_per_thread` (each tile runs that many items, striding
+/// over the grid, which shrinks by as much; 0 or 1: one). Session 23 (calls B, C, H200): the
+/// one-lane open-addressing fast insert ran 2.2-2.8 % faster at LF 0.5 in blocks of 128 with two
+/// operations a thread (level or faster at 0.8) than in blocks of 256 with one: a block holds its
+/// registers until its slowest operation ends, and that tail weighs less when each thread has
+/// two to run; smaller blocks alone, more operations, or the finds' kernel lost.
+template <class Body>
+WARPKV_HD constexpr int block_threads_of() {
+  if constexpr (requires { Body::block_threads; }) {
+    if constexpr (!persistent_grid<Body>() && Body::block_threads > 0) {
+      static_assert(Body::block_threads % 32 == 0 && Body::block_threads <= 1024, "whole warps, at most 1024 threads");
+      return Body::block_threads;
+    }
+  }
+  return block_threads;
+}
+template <class Body>
+WARPKV_HD constexpr std::size_t items_per_thread_of() {
+  if constexpr (requires { Body::items_per_thread; }) {
+    if constexpr (!persistent_grid<Body>() && Body::items_per_thread > 1) return Body::items_per_thread;
+  }
+  return 1;
+}
+
+/// Blocks per SM that a body's kernel must fit: a body that declares `register_budget` (registers
+/// per thread, > 0) gets the block count that budget allows, so ptxas plans for it instead of
+/// trading spills for occupancy by its own heuristic (nvcc 13.0 put the open-addressing inserts
+/// at 40-48 registers with 8-60 B of spills without a bound, and at 45-53 registers with none
+/// when given one block); 0 leaves the choice to ptxas.
+template <class Body>
+constexpr int min_blocks_of() {
+  if constexpr (requires { Body::register_budget; }) {
+    if constexpr (Body::register_budget > 0) return registers_per_sm / (block_threads_of<Body>() * Body::register_budget);
+  }
+  return 0;
+}
+
 template <int N, class Body>
-__global__ void __launch_bounds__(block_threads, min_blocks_of<Body>()) tile_kernel(Body body, std::size_t num_tiles) {
+__global__ void __launch_bounds__(block_threads_of<Body>(), min_blocks_of<Body>()) tile_kernel(Body body, std::size_t num_tiles) {
   namespace cg = cooperative_groups;
   auto cg_tile = cg::tiled_partition<N>(cg::this_thread_block());
   cuda_tile<N> tile(cg_tile);
-  constexpr std::size_t tiles_per_block = block_threads / N;
+  constexpr std::size_t tiles_per_block = block_threads_of<Body>() / N;
   typename Body::accumulator acc{};
   if constexpr (requires { body.block_begin(); }) body.block_begin();  // every thread, before any operation
   for (std::size_t idx = blockIdx.x * tiles_per_block + cg_tile.meta_group_rank(); idx < num_tiles;
@@ -117,15 +144,16 @@ void launch_cuda(std::size_t num_tiles, const Body& body, cudaStream_t stream) {
     int dev = 0, sms = 0, per_sm = 0;
     WARPKV_CUDA_CHECK(cudaGetDevice(&dev));
     WARPKV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    WARPKV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tile_kernel<N, Body>, block_threads, 0));
+    WARPKV_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tile_kernel<N, Body>, block_threads_of<Body>(), 0));
     return sms * (per_sm > 0 ? per_sm : 1);
   }();
-  constexpr std::size_t tiles_per_block = block_threads / N;
-  const std::size_t wanted = (num_tiles + tiles_per_block - 1) / tiles_per_block;
+  constexpr std::size_t tiles_per_block = block_threads_of<Body>() / N;
+  constexpr std::size_t items = items_per_thread_of<Body>();  // 1 for a persistent grid
+  const std::size_t wanted = (num_tiles + tiles_per_block * items - 1) / (tiles_per_block * items);
   constexpr std::size_t max_grid = 0x7fffffff;  // gridDim.x limit; beyond it the tiles stride
   const std::size_t blocks = persistent_grid<Body>() ? static_cast<std::size_t>(resident_blocks) : max_grid;
   const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(wanted, blocks));
-  tile_kernel<N, Body><<<grid, block_threads, 0, stream>>>(body, num_tiles);
+  tile_kernel<N, Body><<<grid, block_threads_of<Body>(), 0, stream>>>(body, num_tiles);
   WARPKV_CUDA_CHECK_LAUNCH("tile_kernel launch");
 }
 #endif

@@ -70,12 +70,30 @@ constexpr int fast_insert_register_budget_of() {
   else return hot_register_budget_of<Ref>();
 }
 
+/// How a thread-per-operation kernel (a thread_per_op ref's uniform batches at one-lane tiles) is
+/// launched: threads per block and operations per thread (core/launcher.hpp, block_threads_of and
+/// items_per_thread_of); 0: the launcher's default (blocks of 256, one operation a thread).
+struct per_op_launch {
+  int block_threads = 0;
+  int ops_per_thread = 0;
+};
+
+/// The launch of the first (fast) launch of an insert batch: `static constexpr per_op_launch
+/// fast_insert_launch` on the ref, else the default.
+template <class Ref>
+constexpr per_op_launch fast_insert_launch_of() {
+  if constexpr (requires { Ref::fast_insert_launch; }) return Ref::fast_insert_launch;
+  else return per_op_launch{};
+}
+
 template <class Ref, class Key, class Value, pass P = pass::complete>
 struct insert_op {
   static constexpr int register_budget = !has_fast_bulk_inserts<Ref> ? hot_register_budget_of<Ref>()
                                          : P == pass::complete       ? slow_register_budget_of<Ref>()
                                                                      : fast_insert_register_budget_of<Ref>();
   static constexpr bool thread_per_op = thread_per_op_of<Ref>();
+  static constexpr per_op_launch launch =
+      has_fast_bulk_inserts<Ref> && P == pass::fast ? fast_insert_launch_of<Ref>() : per_op_launch{};
   Ref ref;
   const Key* keys;
   const Value* values;

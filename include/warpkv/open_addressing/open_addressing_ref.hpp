@@ -27,6 +27,7 @@
 #include "warpkv/core/backoff.hpp"
 #include "warpkv/core/hash.hpp"
 #include "warpkv/core/key_value.hpp"
+#include "warpkv/core/map_ops.hpp"
 #include "warpkv/core/packed_pair.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
@@ -131,6 +132,10 @@ class open_addressing_ref {
   /// brought; session 16: +11-27 % at LF 0.8). Wider windows keep the relaxed walk (session 11
   /// measured weak reads 3-8 % slower there).
   static constexpr bool fast_bulk_inserts = packed && TileSize == 1;
+  /// The fast insert's thread-per-operation launch: blocks of 128, two operations a thread
+  /// (session 23, calls B and C on an H200: +2.2-2.8 % at LF 0.5, level or +1 % at 0.8, against
+  /// blocks of 256 with one; the finds' kernel keeps the default, which it ran fastest with).
+  static constexpr detail::per_op_launch fast_insert_launch{128, 2};
   /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
   /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
   /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"), in probe groups
