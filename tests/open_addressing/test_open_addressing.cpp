@@ -419,7 +419,7 @@ TYPED_TEST(OpenAddressingMap, UniformInsertsOverTombstonesStoreEachKeyOnce) {
   }
 }
 
-// The one-lane fast insert's launch shape (the ref's fast_insert_launch: blocks of 128, two
+// The one-lane fast insert's launch shape (the ref's fast_insert_launch: blocks of 256, two
 // operations a thread) reaches the kernel body through every wrapper that runs it: the bulk
 // insert's first launch, the mixed batch's fast write pass; the complete pass, the finds and the
 // erases keep the launcher's default. A wrapper that drops the trait fails here, not in a timing.
@@ -432,8 +432,8 @@ TEST(OpenAddressingKernels, FastInsertLaunchShapeReachesItsKernels) {
       detail::tile_op_body<1, detail::listed_op<detail::mixed_insert_op<R, K, K, detail::pass::fast>, false, true>>;
   using complete = detail::tile_op_body<1, detail::marked_op<detail::insert_op<R, K, K, detail::pass::complete>>>;
   using finds = detail::tile_op_body<1, detail::find_op<R, K, K>>;
-  static_assert(first::thread_per_item && first::block_threads == 128 && first::items_per_thread == 2);
-  static_assert(mixed_fast::thread_per_item && mixed_fast::block_threads == 128 && mixed_fast::items_per_thread == 2);
+  static_assert(first::thread_per_item && first::block_threads == 256 && first::items_per_thread == 2);
+  static_assert(mixed_fast::thread_per_item && mixed_fast::block_threads == 256 && mixed_fast::items_per_thread == 2);
   static_assert(complete::block_threads == 0 && complete::items_per_thread == 0);
   static_assert(finds::block_threads == 0 && finds::items_per_thread == 0);
   // wider tiles run a persistent grid, which ignores the shape

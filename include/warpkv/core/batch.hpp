@@ -75,6 +75,11 @@ struct status_counts {
 /// called by every lane of the tile for operation i; returns the same status on every lane.
 template <int T, class Op>
 struct batch_body {
+  /// The op's register budget when it declares one (a rebuild's reinsert_op), else 0.
+  static constexpr int register_budget = [] {
+    if constexpr (requires { Op::register_budget; }) return Op::register_budget;
+    else return 0;
+  }();
   Op op;
   std::size_t n;
   status* statuses;

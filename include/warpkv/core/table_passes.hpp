@@ -65,6 +65,9 @@ void init_storage(const execution& ex, typename Ref::slot_type* slots, std::size
 /// cannot place to a second, complete pass.
 template <class Ref, pass P = pass::complete>
 struct reinsert_op {
+  /// The fast insert's budget (a rebuild runs it in the serve loop: without a bound ptxas put the
+  /// one-lane open-addressing reinsert at 32 registers with 12 B of spills).
+  static constexpr int register_budget = P == pass::fast ? fast_insert_register_budget_of<Ref>() : 0;
   Ref ref;
   const typename Ref::slot_type* old_slots;
   typename Ref::key_bits empty;

@@ -132,10 +132,12 @@ class open_addressing_ref {
   /// brought; session 16: +11-27 % at LF 0.8). Wider windows keep the relaxed walk (session 11
   /// measured weak reads 3-8 % slower there).
   static constexpr bool fast_bulk_inserts = packed && TileSize == 1;
-  /// The fast insert's thread-per-operation launch: blocks of 128, two operations a thread
-  /// (session 23, calls B and C on an H200: +2.2-2.8 % at LF 0.5, level or +1 % at 0.8, against
-  /// blocks of 256 with one; the finds' kernel keeps the default, which it ran fastest with).
-  static constexpr detail::per_op_launch fast_insert_launch{128, 2};
+  /// The fast insert's thread-per-operation launch: blocks of 256, two operations a thread. With
+  /// the one-thread insert below (upsert_solo, 30 registers) it ran +5 % at LF 0.5 and +9 % at 0.8
+  /// against the generic code at 256 x 1 (session 23, call G, H200); the generic code's best shape
+  /// was 128 x 2 (+2.2-2.8 % at LF 0.5, calls B-D). The finds' kernel keeps the default, which it
+  /// ran fastest with.
+  static constexpr detail::per_op_launch fast_insert_launch{256, 2};
   /// insert for a batch in which only inserts and insert_or_assigns run (no erase): the same
   /// one-CAS protocol with weak (L1-cached) probe reads, each decision taken on a read validated
   /// by the CAS that acts on it (docs/design/open_addressing.md, "fast inserts"), in probe groups
@@ -145,14 +147,16 @@ class open_addressing_ref {
   WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const
     requires(packed)
   {
-    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
+    if constexpr (solo_fast) return upsert_solo(to_bits(k), to_bits(v), false);
+    else return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), false);
   }
   /// insert_or_assign under the same conditions: inserted, assigned, full, invalid_key.
   template <class Tile>
   WARPKV_HD status insert_or_assign_fast(const Tile& t, Key k, Value v) const
     requires(packed)
   {
-    return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
+    if constexpr (solo_fast) return upsert_solo(to_bits(k), to_bits(v), true);
+    else return upsert_packed<read_mode::weak>(t, to_bits(k), to_bits(v), true);
   }
   /// found (value written to *out on every lane when out != nullptr), not_found, invalid_key.
   template <class Tile>
@@ -291,6 +295,50 @@ class open_addressing_ref {
     constexpr unsigned group = Reads == read_mode::weak ? 2u : max_group;
     const int r = walk_impl<std::uint64_t, Reads, group>(t, kb, decide);
     return r < 0 ? status::full : static_cast<status>(r);
+  }
+
+  /// The fast insert of a one-lane tile (packed pairs at T = 1; windows of 1, 2 or 4 slots, 4 by
+  /// default: 32 bytes): upsert_packed<weak>'s walk and decisions
+  /// written for one thread, with no ballot, candidate loop or lane broadcast. The same probe
+  /// order (the window's slots in order, read 16 bytes at a time (8 for one-slot windows), the
+  /// second 16 only when the first held no stop or every stop there was passed), the same protocol: each slot that holds
+  /// kb or is empty is decided on the word read, every action a CAS from that word (an empty slot:
+  /// claim it with (kb, vb); kb: found, or for an assign the CAS that writes vb beside kb, walking
+  /// on if a tombstone appears first), a failed CAS deciding again on the word it returns.
+  /// (upsert_packed's T = 1 code keeps the ballot and lowest-lane loop: 34 registers. Launched a
+  /// thread per operation in blocks of 256 this one ran 3-4 % slower than it on the H100 at LF 0.5
+  /// (session 22, call A); with two operations a thread (fast_insert_launch) 3-9 % faster on the
+  /// H200 (session 23, call G).)
+  static constexpr bool solo_fast = packed && TileSize == 1;
+  WARPKV_HD status upsert_solo(key_bits kb, value_bits vb, bool or_assign) const {
+    if (is_sentinel(kb)) return status::invalid_key;
+    const std::uint64_t mine = pair::pack(kb, vb);
+    sequence_type seq = sequence_bits(kb);
+    for (std::size_t done = 0; done < windows_; ++done, seq.next()) {
+      const std::size_t first = seq.slot(0);
+      std::uint64_t* p = reinterpret_cast<std::uint64_t*>(&slots_[first]);
+      constexpr unsigned step = LaneSlots == 1 ? 1 : 2;  // 8 or 16 bytes a load
+      WARPKV_UNROLL
+      for (unsigned s = 0; s < LaneSlots; s += step) {
+        std::uint64_t w[2];
+        if constexpr (step == 2) load_pair<read_mode::weak>(p + s, w[0], w[1]);
+        else w[0] = pair_ref(first).load_weak();
+        WARPKV_UNROLL
+        for (unsigned j = 0; j < step; ++j) {
+          std::uint64_t cur = w[j];
+          const std::size_t i = first + s + j;
+          if (key_of(cur) == empty_ && pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed))
+            return status::inserted;
+          if (key_of(cur) == kb) {
+            if (!or_assign) return status::found;
+            // Linearization point of the assign: the CAS that writes vb beside kb.
+            while (key_of(cur) == kb)
+              if (pair_ref(i).compare_exchange(cur, mine, memory_order::relaxed)) return status::assigned;
+          }
+        }
+      }
+    }
+    return status::full;
   }
 
   /// walk() over packed words: the same probe schedule, one 8-byte relaxed load per lane and
