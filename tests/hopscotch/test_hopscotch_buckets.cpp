@@ -88,6 +88,32 @@ std::pair<std::vector<status>, batch_summary> fast_launch(const Map& map, const 
 template <class Map>
 constexpr int race_repeats = Map::tile_size == 1 ? 10 : 1;
 
+// rehash(n) builds the smallest table of this layout (7 x 2^k slots) with at least n slots: the
+// current capacity keeps the table's size (it used to round 448 up to 512 slots, then to 896),
+// one slot more takes the next size, and the keys survive every rebuild.
+TYPED_TEST(H64, RehashToTheCurrentCapacityKeepsIt) {
+  WARPKV_TEST_EXECUTION(ex);
+  auto map = fixed_map<TypeParam>(ex);
+  const std::size_t capacity = map.capacity();
+  ASSERT_EQ(capacity, 448u);
+  std::vector<std::uint32_t> keys(200), values(200);
+  for (std::uint32_t i = 0; i < 200; ++i) keys[i] = 3 * i + 11, values[i] = i + 1;
+  map.insert(keys, values);
+  const std::size_t rehashes = map.rehash_count();
+  map.rehash(capacity);
+  EXPECT_EQ(map.capacity(), capacity);
+  EXPECT_EQ(map.rehash_count(), rehashes + 1);
+  expect_all_found(map, keys, values, "rehash(capacity())");
+  map.rehash(capacity + 1);
+  EXPECT_EQ(map.capacity(), 2 * capacity);
+  expect_all_found(map, keys, values, "rehash(capacity() + 1)");
+  map.rehash(1);  // never fewer slots than the keys need at the maximum load factor
+  EXPECT_EQ(map.capacity(), capacity);
+  expect_all_found(map, keys, values, "rehash(1)");
+  EXPECT_EQ(map.size(), keys.size());
+  EXPECT_EQ(map.validate(), "");
+}
+
 TYPED_TEST(H64, ReservedKeysAreRefused) {
   WARPKV_TEST_EXECUTION(ex);
   auto map = fixed_map<TypeParam>(ex);

@@ -281,7 +281,7 @@ class bulk_map_base {
   /// Rebuilds the table with at least `capacity` slots (never fewer than the keys need).
   void rehash(std::size_t capacity) {
     settle();
-    self().rehash_to(std::max(self().capacity_for(size_), round_capacity(capacity)));
+    self().rehash_to(std::max(self().capacity_for(size_), self().slots_for(capacity)));
   }
 
   /// Writes all entries to keys_out/values_out (backend memory, room for size()); returns the count.
@@ -362,6 +362,10 @@ class bulk_map_base {
   /// slots (hopscotch's bucket layout: 7 x 2^k) replaces it.
   [[nodiscard]] growth_policy growth() const { return growth_policy{cfg_.max_load_factor}; }
   std::size_t capacity_for(std::size_t keys) const { return growth().capacity_for(keys); }
+  /// The capacity of the smallest table with at least `slots` slots, which rehash(n) builds: a
+  /// power of two here; a map with tables of another shape replaces it (hopscotch's buckets:
+  /// 7 x 2^k, so that rehash(capacity()) keeps the table's size instead of growing it).
+  std::size_t slots_for(std::size_t slots) const { return round_capacity(slots); }
 
   /// Slots in the array of a table of `capacity` buckets.
   static std::size_t storage_for(std::size_t capacity) {
