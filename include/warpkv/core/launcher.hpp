@@ -70,7 +70,6 @@ constexpr int block_threads = 256;
 /// Registers of one SM (sm_70 to sm_90).
 constexpr int registers_per_sm = 65536;
 
-
 /// Whether a body's kernel runs as a persistent grid (as many blocks as fit at once, each tile
 /// striding over the work) or as one tile per work item (a block per tiles_per_block items, the
 /// hardware scheduling blocks as others finish; cuco's launch). A body that declares
@@ -86,11 +85,12 @@ WARPKV_HD constexpr bool persistent_grid() {
 /// The launch of a tile-per-item body (persistent_grid() false) may be shaped by the body:
 /// `static constexpr int block_threads` (threads per block, a multiple of 32; 0: block_threads
 /// above) and `static constexpr int items_per_thread` (each tile runs that many items, striding
-/// over the grid, which shrinks by as much; 0 or 1: one). Session 23 (calls B, C, H200): the
-/// one-lane open-addressing fast insert ran 2.2-2.8 % faster at LF 0.5 in blocks of 128 with two
-/// operations a thread (level or faster at 0.8) than in blocks of 256 with one: a block holds its
-/// registers until its slowest operation ends, and that tail weighs less when each thread has
-/// two to run; smaller blocks alone, more operations, or the finds' kernel lost.
+/// over the grid, which shrinks by as much; 0 or 1: one). Session 23 (H200): the one-lane
+/// open-addressing fast insert ran +5 % at LF 0.5 and +9 % at 0.8 with two operations a thread
+/// in blocks of 256 (call H; the generic code's best shape was 128 x 2, +2.2-2.8 %, calls B-D): a
+/// block holds its registers until its slowest operation ends, and that tail weighs less when
+/// each thread has two to run. Smaller blocks alone, more operations a thread, and every shape
+/// for the finds, cuckoo and H64 measured level or slower.
 template <class Body>
 WARPKV_HD constexpr int block_threads_of() {
   if constexpr (requires { Body::block_threads; }) {
