@@ -136,7 +136,9 @@ class hopscotch_bucket_ref {
   /// is full (a lock that waits for nothing); status::full when the home's lock is held by another
   /// or no neighbour in reach has an empty slot (displacement and the stash are insert()'s), and
   /// (insert_or_assign_fast) when k is an external member, whose assignment needs the home's
-  /// lock. The table is then unchanged for k. Linearizable like insert() otherwise.
+  /// lock. The table is then unchanged for k. Linearizable like insert() otherwise, in a launch
+  /// in which nothing erases (the bulk API's insert launches, a mixed batch's write pass, a
+  /// rebuild's re-inserts): a one-lane tile's first read is weak and trusts a key it shows.
   template <class Tile>
   WARPKV_HD status insert_fast(const Tile& t, Key k, Value v) const {
     return upsert<false>(t, to_bits(k), to_bits(v), false);
@@ -337,8 +339,14 @@ class hopscotch_bucket_ref {
     if (reserved(kb)) return status::invalid_key;
     const std::size_t b = home_bits(kb);
     const bool leader = t.thread_rank() == 0;
+    // A one-lane fast insert reads the home weakly the first time (L1-cached 16-byte loads: one
+    // L1 request for the line where relaxed loads are four L2 requests; design doc, "Weak first
+    // reads"): nothing erases in a fast launch, so a stale word only shows fewer keys and names,
+    // and every conclusion drawn from it is a CAS from what it read. Later rounds read relaxed.
+    constexpr bool weak_first = !Complete && Tile::size() == 1;
     for (int round = 0;; ++round) {
-      const look l = read_bucket<read_mode::relaxed, true>(t, b, kb);
+      const look l = weak_first && round == 0 ? read_bucket<read_mode::weak, true>(t, b, kb)
+                                              : read_bucket<read_mode::relaxed, true>(t, b, kb);
       if (l.hit >= 0) {
         if (!or_assign) return status::found;
         // A home resident (R): the CAS on its pair is the linearization point.
@@ -349,6 +357,9 @@ class hopscotch_bucket_ref {
       }
       bool external = false;
       if (may_be_named(l.header, kb)) {
+        // A weak header read does not order the named buckets' reads after the writes it shows
+        // (only a relaxed one does, with search_named's fence): read the home again, relaxed.
+        if (weak_first && round == 0) continue;
         const named n = search_named<read_mode::relaxed>(t, b, kb, l.header);
         if (n.state == named::changed) continue;
         if (n.state == named::found) {
@@ -405,12 +416,18 @@ class hopscotch_bucket_ref {
     const bool leader = t.thread_rank() == 0;
     const std::uint64_t locked = detail::h64::next(h, detail::h64::hop_bits(h), detail::h64::digest(h), true);
     bool mine = false;
-    if (leader) mine = cas(b, 0, h, locked, memory_order::acquire);
+    // Relaxed: nothing read under the lock needs the previous holder's writes ordered before it
+    // (a neighbour slot read empty is taken only by a CAS from that word; by M a slot read full
+    // stays full), and the CAS from h itself is what says b is unchanged for k (coherence).
+    if (leader) mine = cas(b, 0, h, locked, memory_order::relaxed);
     if (!t.shfl(mine, 0)) return retry;
+    constexpr bool weak_first = Tile::size() == 1;
     for (unsigned j = 1; j <= detail::h64::reach; ++j) {
       const std::size_t e = idx(b, j);
-      for (;;) {
-        const look l = read_bucket<read_mode::relaxed, true>(t, e, kb);
+      for (bool fresh = weak_first;; fresh = false) {
+        // The first read of each neighbour weak (one lane), relaxed after a lost CAS: a stale
+        // line shows an empty slot that has filled since, and the CAS from it fails.
+        const look l = fresh ? read_bucket<read_mode::weak, true>(t, e, kb) : read_bucket<read_mode::relaxed, true>(t, e, kb);
         if (l.empty < 0) break;  // none here: the next bucket
         bool stored = false;
         if (leader) {
