@@ -257,24 +257,11 @@ class hopscotch_bucket_ref {
   /// empty slot). Lane 0's first word is the header; every lane gets the result.
   template <read_mode Reads, bool Empties, class Tile>
   WARPKV_HD look read_bucket(const Tile& t, std::size_t b, key_bits kb) const {
-    return look_at<Empties>(t, load_words<Reads>(t, b), kb);
-  }
-  /// A lane's words of one bucket, loaded and not yet looked at (so that a lane can issue other
-  /// requests while they are in flight: place_external's lock CAS).
-  template <class Tile>
-  struct lane_words {
-    std::uint64_t w[detail::h64::words_per_lane<Tile::size()>];
-  };
-  template <read_mode Reads, class Tile>
-  WARPKV_HD lane_words<Tile> load_words(const Tile& t, std::size_t b) const {
-    lane_words<Tile> lw;
-    detail::h64::load_lane_words<Reads, Tile::size()>(b_[b], t.thread_rank(), tomb_word(), lw.w);
-    return lw;
-  }
-  template <bool Empties, class Tile>
-  WARPKV_HD look look_at(const Tile& t, const lane_words<Tile>& lw, key_bits kb) const {
-    constexpr unsigned W = detail::h64::words_per_lane<Tile::size()>;
+    constexpr unsigned T = Tile::size();
+    constexpr unsigned W = detail::h64::words_per_lane<T>;
     const unsigned rank = t.thread_rank();
+    std::uint64_t w[W];
+    detail::h64::load_lane_words<Reads, T>(b_[b], rank, tomb_word(), w);
     bool hit = false, empty = false;
     unsigned hit_at = 0, empty_at = 0;
     value_bits v = 0;
@@ -282,11 +269,11 @@ class hopscotch_bucket_ref {
     for (unsigned i = 0; i < W; ++i) {
       const unsigned at = rank * W + i;
       if (at == 0) continue;  // the header
-      const auto e = detail::h64::pair::unpack(lw.w[i]);
+      const auto e = detail::h64::pair::unpack(w[i]);
       if (!hit && e.key == kb) hit = true, hit_at = at, v = e.value;
-      if (Empties && !empty && lw.w[i] == empty_word()) empty = true, empty_at = at;
+      if (Empties && !empty && w[i] == empty_word()) empty = true, empty_at = at;
     }
-    look l{t.shfl(lw.w[0], 0), -1, 0, -1};
+    look l{t.shfl(w[0], 0), -1, 0, -1};
     const std::uint32_t hits = t.ballot(hit);
     if (hits != 0) {
       const unsigned lane = static_cast<unsigned>(lowest_lane(hits));
@@ -432,20 +419,15 @@ class hopscotch_bucket_ref {
     // Relaxed: nothing read under the lock needs the previous holder's writes ordered before it
     // (a neighbour slot read empty is taken only by a CAS from that word; by M a slot read full
     // stays full), and the CAS from h itself is what says b is unchanged for k (coherence).
-    // b+1 is loaded before the lock CAS is issued, so that both requests are in flight at once
-    // (read before the lock, it is only staler: a slot read empty is still taken by a CAS alone).
-    constexpr bool weak_first = Tile::size() == 1;
-    const lane_words<Tile> next = weak_first ? load_words<read_mode::weak>(t, idx(b, 1)) : load_words<read_mode::relaxed>(t, idx(b, 1));
     if (leader) mine = cas(b, 0, h, locked, memory_order::relaxed);
     if (!t.shfl(mine, 0)) return retry;
+    constexpr bool weak_first = Tile::size() == 1;
     for (unsigned j = 1; j <= detail::h64::reach; ++j) {
       const std::size_t e = idx(b, j);
-      for (bool fresh = true;; fresh = false) {
+      for (bool fresh = weak_first;; fresh = false) {
         // The first read of each neighbour weak (one lane), relaxed after a lost CAS: a stale
         // line shows an empty slot that has filled since, and the CAS from it fails.
-        const look l = fresh && j == 1 ? look_at<true>(t, next, kb)
-                       : fresh && weak_first ? read_bucket<read_mode::weak, true>(t, e, kb)
-                                             : read_bucket<read_mode::relaxed, true>(t, e, kb);
+        const look l = fresh ? read_bucket<read_mode::weak, true>(t, e, kb) : read_bucket<read_mode::relaxed, true>(t, e, kb);
         if (l.empty < 0) break;  // none here: the next bucket
         bool stored = false;
         if (leader) {
