@@ -15,7 +15,10 @@ int main(int argc, char** argv) {
   warpkv::hopscotch_config cfg; cfg.max_load_factor = 0.97;
   const std::size_t target = std::size_t{7} << 24;
   const std::size_t hint = static_cast<std::size_t>(0.96 * static_cast<double>(target));
-  for (double lf : {0.5, 0.8, 0.9, 0.95}) {
+  std::vector<double> lfs{0.5, 0.8, 0.9, 0.95};
+  if (argc > 2) { lfs.clear(); for (char* p = argv[2]; *p;) { lfs.push_back(std::strtod(p, &p)); if (*p == ',') ++p; } }
+  const int reps = argc > 3 ? std::atoi(argv[3]) : 6;
+  for (double lf : lfs) {
     Map probe(hint, cfg);
     const std::size_t cap = probe.capacity();
     const std::size_t n = static_cast<std::size_t>(lf * cap);
@@ -26,7 +29,7 @@ int main(int argc, char** argv) {
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
     std::vector<float> ins, fnd;
     std::size_t size = 0, capafter = 0, stashed = 0;
-    for (int r = 0; r < 6; ++r) {
+    for (int r = 0; r < reps; ++r) {
       Map map(hint, cfg);
       cudaDeviceSynchronize();
       cudaEventRecord(a, map.exec().stream);
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
       cudaEventRecord(b, map.exec().stream); cudaEventSynchronize(b);
       cudaEventElapsedTime(&t, a, b); if (r >= 1) fnd.push_back(t);
       size = map.size(); capafter = map.capacity();
-      if (r == 5) stashed = map.stashed();
+      if (r == reps - 1) stashed = map.stashed();
     }
     std::vector<unsigned> out(n);
     cudaMemcpy(out.data(), dout, n * 4, cudaMemcpyDeviceToHost);
