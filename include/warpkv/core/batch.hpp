@@ -19,6 +19,7 @@
 #include "warpkv/core/cuda_check.hpp"
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
+#include "warpkv/core/op_traits.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/work_sharing.hpp"
 
@@ -76,10 +77,7 @@ struct status_counts {
 template <int T, class Op>
 struct batch_body {
   /// The op's register budget when it declares one (a rebuild's reinsert_op), else 0.
-  static constexpr int register_budget = [] {
-    if constexpr (requires { Op::register_budget; }) return Op::register_budget;
-    else return 0;
-  }();
+  static constexpr int register_budget = register_budget_of_op<Op>();
   Op op;
   std::size_t n;
   status* statuses;
@@ -120,26 +118,14 @@ template <int T, class Op>
 struct tile_op_body {
   /// The op's register budget (its ref's hot_register_budget), 0 when it declares none: the
   /// launcher sizes the kernel's launch bounds by it.
-  static constexpr int register_budget = [] {
-    if constexpr (requires { Op::register_budget; }) return Op::register_budget;
-    else return 0;
-  }();
+  static constexpr int register_budget = register_budget_of_op<Op>();
   /// One-lane tiles of an op whose ref asks for it launch a tile per operation instead of a
   /// persistent grid (core/launcher.hpp, persistent_grid).
-  static constexpr bool thread_per_item = [] {
-    if constexpr (requires { Op::thread_per_op; }) return T == 1 && Op::thread_per_op;
-    else return false;
-  }();
-  /// The launch shape of a tile-per-item kernel (an op's `launch`, core/map_ops.hpp's
+  static constexpr bool thread_per_item = T == 1 && thread_per_op_of_op<Op>();
+  /// The launch shape of a tile-per-item kernel (an op's `launch`, core/op_traits.hpp's
   /// per_op_launch): threads per block and operations per thread; 0: the launcher's defaults.
-  static constexpr int block_threads = [] {
-    if constexpr (requires { Op::launch.block_threads; }) return Op::launch.block_threads;
-    else return 0;
-  }();
-  static constexpr int items_per_thread = [] {
-    if constexpr (requires { Op::launch.ops_per_thread; }) return Op::launch.ops_per_thread;
-    else return 0;
-  }();
+  static constexpr int block_threads = launch_of_op<Op>().block_threads;
+  static constexpr int items_per_thread = launch_of_op<Op>().ops_per_thread;
   Op op;
   std::size_t n;
   status* statuses;              // may be null (then only_full must be false)

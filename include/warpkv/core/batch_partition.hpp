@@ -32,6 +32,7 @@
 #include "warpkv/core/execution.hpp"
 #include "warpkv/core/launcher.hpp"
 #include "warpkv/core/map_ops.hpp"
+#include "warpkv/core/op_traits.hpp"
 #include "warpkv/core/status.hpp"
 #include "warpkv/core/tile.hpp"
 
@@ -148,23 +149,6 @@ struct full_sorter {
     if (pos < room) list[pos] = idx;
   }
 };
-
-/// The register budget and launch shape an op declares, passed on by a wrapper.
-template <class Op>
-constexpr int register_budget_of_op() {
-  if constexpr (requires { Op::register_budget; }) return Op::register_budget;
-  else return 0;
-}
-template <class Op>
-constexpr bool thread_per_op_of_op() {
-  if constexpr (requires { Op::thread_per_op; }) return Op::thread_per_op;
-  else return false;
-}
-template <class Op>
-constexpr per_op_launch launch_of_op() {
-  if constexpr (requires { Op::launch; }) return Op::launch;
-  else return per_op_launch{};
-}
 
 /// Runs `op` on the operations of one list: list entry j is operation index[j] (from_back:
 /// index[total - 1 - j]). The status goes to out[operation] (when out is given) as well as to the

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "warpkv/core/config.hpp"
+#include "warpkv/core/op_traits.hpp"
 #include "warpkv/core/status.hpp"
 
 namespace warpkv::detail {
@@ -69,14 +70,6 @@ constexpr int fast_insert_register_budget_of() {
   if constexpr (requires { Ref::fast_insert_register_budget; }) return Ref::fast_insert_register_budget;
   else return hot_register_budget_of<Ref>();
 }
-
-/// How a thread-per-operation kernel (a thread_per_op ref's uniform batches at one-lane tiles) is
-/// launched: threads per block and operations per thread (core/launcher.hpp, block_threads_of and
-/// items_per_thread_of); 0: the launcher's default (blocks of 256, one operation a thread).
-struct per_op_launch {
-  int block_threads = 0;
-  int ops_per_thread = 0;
-};
 
 /// The launch of the first (fast) launch of an insert batch: `static constexpr per_op_launch
 /// fast_insert_launch` on the ref, else the default.
