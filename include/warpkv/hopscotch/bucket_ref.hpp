@@ -253,6 +253,17 @@ class hopscotch_bucket_ref {
     return word(b, w).compare_exchange(expected, desired, o);
   }
 
+  /// Lane 0 (the slow paths): bucket b's eight words, header first, in four 16-byte relaxed
+  /// loads that are all in flight at once. The slow paths scan a bucket's slots this way and then
+  /// branch on what they read: a loop that loads a word, branches on it and only then loads the
+  /// next paid one dependent L2 round trip per word (each load is a compiler barrier), up to 105
+  /// of them for a scan of b+1 .. b+15 (session 25, call A). Each word is still single-copy
+  /// atomic and every conclusion drawn from it is a CAS from the value read, or is made under
+  /// the locks that keep it (as before).
+  WARPKV_HD void load_words(std::size_t b, std::uint64_t (&x)[detail::h64::words]) const {
+    detail::h64::load_lane_words<read_mode::relaxed, 1>(b_[b], 0, tomb_word(), x);
+  }
+
   /// The tile reads bucket b (each lane its words) and looks for kb (and, when Empties, the lowest
   /// empty slot). Lane 0's first word is the header; every lane gets the result.
   template <read_mode Reads, bool Empties, class Tile>
@@ -469,9 +480,11 @@ class hopscotch_bucket_ref {
     while (todo != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(todo));
       todo &= todo - 1;
-      const std::size_t at = named_bucket(b, j);
+      std::uint64_t x[detail::h64::words];
+      load_words(named_bucket(b, j), x);
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const auto e = detail::h64::pair::unpack(word(at, w).load(memory_order::relaxed));
+        const auto e = detail::h64::pair::unpack(x[w]);
         if (e.key == kb) return {j, w, e.value};
       }
     }
@@ -490,11 +503,13 @@ class hopscotch_bucket_ref {
       // Re-read the home under the lock: kb, an empty slot, a tomb.
       int hit = -1, empty = -1, tomb_at = -1;
       value_bits old = 0;
+      std::uint64_t x[detail::h64::words];
+      load_words(b, x);
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const std::uint64_t x = word(b, w).load(memory_order::relaxed);
-        const auto e = detail::h64::pair::unpack(x);
+        const auto e = detail::h64::pair::unpack(x[w]);
         if (e.key == kb && hit < 0) hit = static_cast<int>(w), old = e.value;
-        if (x == empty_word() && empty < 0) empty = static_cast<int>(w);
+        if (x[w] == empty_word() && empty < 0) empty = static_cast<int>(w);
         if (e.key == tomb() && tomb_at < 0) tomb_at = static_cast<int>(w);
       }
       if (hit >= 0) {
@@ -564,9 +579,11 @@ class hopscotch_bucket_ref {
     }
     for (unsigned i = 0; i < detail::h64::stash_window; ++i) {
       const std::size_t s = named_bucket(b, stash_bit + i);
+      std::uint64_t x[detail::h64::words];
+      load_words(s, x);
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w)
-        if (word(s, w).load(memory_order::relaxed) == empty_word() && cas(s, w, empty_word(), pack(kb, vb), memory_order::release))
-          return true;
+        if (x[w] == empty_word() && cas(s, w, empty_word(), pack(kb, vb), memory_order::release)) return true;
     }
     return false;
   }
@@ -577,10 +594,12 @@ class hopscotch_bucket_ref {
   WARPKV_HD place claim_empty(std::size_t b, unsigned from, unsigned to, key_bits kb) const {
     for (unsigned j = from; j < to; ++j) {
       const std::size_t e = idx(b, j);
+      std::uint64_t x[detail::h64::words];
+      load_words(e, x);
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const std::uint64_t x = word(e, w).load(memory_order::relaxed);
-        if (!is_free(x)) continue;
-        if (cas(e, w, x, pack(claimed(), kb))) return {j, w, 0};  // else another insert took it
+        if (!is_free(x[w])) continue;
+        if (cas(e, w, x[w], pack(claimed(), kb))) return {j, w, 0};  // else another insert took it
       }
     }
     return {0, 0, 0};
@@ -627,8 +646,11 @@ class hopscotch_bucket_ref {
         for (unsigned d = reach; d >= 1 && !has(good, p); --d)
           if (movable(hop_at(b, p - d), p - d, d, good) != 0) good |= std::uint64_t{1} << p;
         if (!has(good, p)) continue;
+        std::uint64_t x[detail::h64::words];
+        load_words(idx(b, p), x);
+        WARPKV_UNROLL
         for (unsigned w = 1; w < detail::h64::words; ++w)
-          if (is_free(word(idx(b, p), w).load(memory_order::relaxed))) start = p;
+          if (is_free(x[w])) start = p;
       }
       if (start == 0) return {0, 0, 0};  // no room within displace_buckets: the stash
       // 2. Lock a path: `homes` (bit c: b+c locked here), `holes` (bit m: the hole passes b+m).
@@ -690,13 +712,18 @@ class hopscotch_bucket_ref {
   /// nothing else moves or removes members of a locked home.
   WARPKV_HD place move_member(std::size_t b, std::uint64_t homes, place hole, unsigned m, key_bits kb) const {
     const std::size_t q = idx(b, hole.j), from = idx(b, m);
+    // b+m's words once: the members of the locked homes in it stay put (nothing else moves or
+    // removes them), and only those are moved.
+    std::uint64_t words_from[detail::h64::words];
+    load_words(from, words_from);
     for (unsigned d = detail::h64::reach; d >= 1; --d) {
       const unsigned c_off = hole.j - d;
       if (c_off >= m || !has(homes, c_off)) continue;
       const std::size_t c = idx(b, c_off);
       const std::uint64_t locked = word(c, 0).load(memory_order::relaxed);  // ours
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const std::uint64_t x = word(from, w).load(memory_order::relaxed);
+        const std::uint64_t x = words_from[w];
         const key_bits k = detail::h64::pair::unpack(x).key;
         if (reserved(k) || home_bits(k) != c) continue;
         word(q, hole.w).store(x, memory_order::relaxed);  // (a)
@@ -722,8 +749,11 @@ class hopscotch_bucket_ref {
     while (left != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(left));
       left &= left - 1;
+      std::uint64_t x[detail::h64::words];
+      load_words(idx(c, j), x);
+      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
+        const key_bits k = detail::h64::pair::unpack(x[w]).key;
         if (reserved(k) || home_bits(k) != c) continue;
         hop |= 1u << j;
         dig |= 1u << digest_bits(k);
