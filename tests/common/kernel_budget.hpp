@@ -29,7 +29,9 @@ using first_insert_op = std::conditional_t<detail::has_fast_bulk_inserts<Ref>,
                                            detail::handing_back_op<detail::insert_op<Ref, K, V, detail::pass::fast>>,
                                            detail::insert_op<Ref, K, V, detail::pass::fast>>;
 
-/// Registers at most these bounds and no local memory for a ref's hot bulk kernels of tile T:
+/// Registers at most these bounds and no local memory for a ref's hot bulk kernels of tile T
+/// (scripts/kernel_budgets.py checks the same bounds from ptxas's report without a GPU: keep the
+/// two in step):
 /// find, the first (fast) launch of an insert batch, erase. Prints the registers read.
 struct hot_kernel_bounds {
   int find, insert, erase;

@@ -259,7 +259,8 @@ class hopscotch_bucket_ref {
   /// next paid one dependent L2 round trip per word (each load is a compiler barrier), up to 105
   /// of them for a scan of b+1 .. b+15 (session 25, call A). Each word is still single-copy
   /// atomic and every conclusion drawn from it is a CAS from the value read, or is made under
-  /// the locks that keep it (as before).
+  /// the locks that keep it (as before). unlock_recomputed keeps its word-by-word loop: it runs
+  /// in the erase kernel too, whose tile-4 form got 8 bytes of local memory from the arrays.
   WARPKV_HD void load_words(std::size_t b, std::uint64_t (&x)[detail::h64::words]) const {
     detail::h64::load_lane_words<read_mode::relaxed, 1>(b_[b], 0, tomb_word(), x);
   }
@@ -749,11 +750,8 @@ class hopscotch_bucket_ref {
     while (left != 0) {
       const unsigned j = static_cast<unsigned>(lowest_lane(left));
       left &= left - 1;
-      std::uint64_t x[detail::h64::words];
-      load_words(idx(c, j), x);
-      WARPKV_UNROLL
       for (unsigned w = 1; w < detail::h64::words; ++w) {
-        const key_bits k = detail::h64::pair::unpack(x[w]).key;
+        const key_bits k = detail::h64::pair::unpack(word(idx(c, j), w).load(memory_order::relaxed)).key;
         if (reserved(k) || home_bits(k) != c) continue;
         hop |= 1u << j;
         dig |= 1u << digest_bits(k);
