@@ -646,7 +646,9 @@ class hopscotch_bucket_ref {
       for (unsigned p = reach + 1; p < limit && start == 0; ++p) {
         for (unsigned d = reach; d >= 1 && !has(good, p); --d)
           if (movable(hop_at(b, p - d), p - d, d, good) != 0) good |= std::uint64_t{1} << p;
-        if (!has(good, p)) continue;
+        // Good buckets form a prefix of b+0 .. b+limit-1 (design doc, "The plan stops at the first
+        // bucket that is not good"): past one that is not, none is.
+        if (!has(good, p)) break;
         std::uint64_t x[detail::h64::words];
         load_words(idx(b, p), x);
         WARPKV_UNROLL

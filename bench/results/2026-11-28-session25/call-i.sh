@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# call I (session 25): 7d7c9db (head) / V12 (the one-lane fast insert reads its home's first half,
+# header + slots 1-3, and the second half only when neither an empty slot nor the key is there)
+# alternated twice via ab-h64.
+B=$(cd "$(dirname "$0")" && pwd)
+chmod +x $B/ab-h64-*
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+R=$OUT/r; mkdir -p $R
+J=$R/call-i-ab-h64.jsonl
+for v in head v12 v12 head head v12; do timeout 60 $B/ab-h64-$v $v 0.5,0.8,0.9,0.95 3 >> $J 2>> $R/ab.err; echo ab-$v rc $?; done
+python3 - $J <<'PY'
+import json,sys,collections
+d=collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    r=json.loads(l); d[(r['load_factor'],r['tag'])].append((round(r['insert_gops'],3),round(r['find_gops'],3),r['wrong_values'],r['stashed'],r['capacity']==r['capacity_after']))
+for k,v in sorted(d.items()): print(k,v)
+PY
+tail -3 $R/ab.err
