@@ -542,8 +542,17 @@ class cuckoo_ref {
   }
   /// The candidate buckets of kb, b[i] for i < d and b[0] past it (constant indices only).
   WARPKV_HD void candidates(key_bits kb, std::size_t (&b)[max_hash_functions]) const {
+#if WARPKV_DEVICE_PASS
     WARPKV_UNROLL
     for (unsigned i = 0; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
+#else
+    // The same buckets (d is 2 or 3, so b[0] is always one), b[0] set first: the loop above made
+    // g++ -O3 warn that b[0] may be read unset, which failed the release build (scripts/demo).
+    // The device pass keeps the loop until the unconditional form has a device A/B: it changes
+    // the locked and fused cuckoo kernels' code (ptxas: some spill more, some less; session 25).
+    b[0] = bucket_bits(kb, 0);
+    for (unsigned i = 1; i < max_hash_functions; ++i) b[i] = i < d_ ? bucket_bits(kb, i) : b[0];
+#endif
   }
   /// b[i % d], selected with constant indices.
   WARPKV_HD std::size_t candidate(const std::size_t (&b)[max_hash_functions], unsigned i) const {
