@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # call A (session 26): 5ebb422 (head; H64 code = 3d83c78's) / V14 (the plan's sliding window of hop
 # bits) alternated via ab-h64; per-phase profiles profhead / prof14; V14's H64 suite and sanitizers
-# (gpu-check); `static` of head and of V14 at LF 0.95 beside cuco (8 variants) and BGHT (4
-# variants) on the same key sets; ab-cache (kv_cache<u64, 8, T> at T = 8, 4, 2, 1 on the --hkv
+# (gpu-check); `static` of head at LF 0.95 beside cuco (8 variants) and BGHT (4 variants)
+# on the same key sets; ab-cache (kv_cache<u64, 8, T> at T = 8, 4, 2, 1 on the --hkv
 # workload).
 B=$(cd "$(dirname "$0")" && pwd)
 for f in $B/*.xz; do xz -dkf $f; done
 for f in $B/peers/bin/*.gz; do gunzip -kf $f; done
-chmod +x $B/warpkv-bench-* $B/ab-* $B/peers/bin/* $B/build/tests/*
+for f in $B/build/tests/*.xz; do xz -dkf $f; done
+chmod +x $B/ab-* $B/warpkv-bench-head $B/peers/bin/* $B/build/tests/*
 export LD_LIBRARY_PATH=$B/lib:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 t0=$(date +%s); el() { echo "$1 rc $2 $(( $(date +%s)-t0 )) s"; }
@@ -23,9 +24,8 @@ grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" $R/check/sanitize-*.log | sort | uniq
 F=$R/call-a-static-h64-2p27-lf095-peers.jsonl
 S="static --backend cuda --map hopscotch-buckets --tile 1 --repeats 3 --warmup 1 --out $F --keys 2^26 --load-factors 0.95 --no-statuses"
 WARPKV_COMMIT=$(cat $B/commit-head) timeout 45 $B/warpkv-bench-head $S > $R/h64-head.log 2>&1; el h64-head $?
-PEERS=cuco KEY_TILE=1 LFS=0.95 CAPS=27 REPEATS=3 WARMUP=1 WARPKV_COMMIT=$(cat $B/commit-v14) timeout 45 bash $B/peers/run-peers.sh $F > $R/peers-cuco.log 2>&1; el cuco $?
-PEERS=bght KEY_TILE=1 LFS=0.95 CAPS=27 REPEATS=3 WARMUP=1 WARPKV_COMMIT=$(cat $B/commit-v14) timeout 40 bash $B/peers/run-peers.sh $F > $R/peers-bght.log 2>&1; el bght $?
-WARPKV_COMMIT=$(cat $B/commit-v14) timeout 45 $B/warpkv-bench-v14 $S > $R/h64-v14.log 2>&1; el h64-v14 $?
+PEERS=cuco KEY_TILE=1 LFS=0.95 CAPS=27 REPEATS=3 WARMUP=1 WARPKV_COMMIT=$(cat $B/commit-head) timeout 45 bash $B/peers/run-peers.sh $F > $R/peers-cuco.log 2>&1; el cuco $?
+PEERS=bght KEY_TILE=1 LFS=0.95 CAPS=27 REPEATS=3 WARMUP=1 WARPKV_COMMIT=$(cat $B/commit-head) timeout 40 bash $B/peers/run-peers.sh $F > $R/peers-bght.log 2>&1; el bght $?
 timeout 100 $B/ab-cache-head head 8,4,2,1 0.5,0.75,1.0 5 > $R/call-a-ab-cache.jsonl 2>> $R/ab.err; el ab-cache $?
 tar czf $OUT/call-a.tgz -C $OUT r
 python3 - $J <<'PY'
