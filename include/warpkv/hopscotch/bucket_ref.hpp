@@ -643,9 +643,16 @@ class hopscotch_bucket_ref {
       // good bucket before p. The first good bucket with an empty slot is the start.
       std::uint64_t good = (std::uint64_t{1} << (reach + 1)) - 1;
       unsigned start = 0;
+      // The hop bits of the homes p-1 .. p-reach a bucket p may take a member from (win[i]: home
+      // p-1-i), each header read once a plan: homes 1 .. reach at once, then each bucket's header
+      // with that bucket's words (where the loop read up to 15 headers a bucket, one at a time).
+      std::uint32_t win[reach];
+      WARPKV_UNROLL
+      for (unsigned i = 0; i < reach; ++i) win[i] = hop_at(b, reach - i);  // buckets() >= 16: offsets 1 .. 15 exist
       for (unsigned p = reach + 1; p < limit && start == 0; ++p) {
-        for (unsigned d = reach; d >= 1 && !has(good, p); --d)
-          if (movable(hop_at(b, p - d), p - d, d, good) != 0) good |= std::uint64_t{1} << p;
+        WARPKV_UNROLL
+        for (unsigned d = 1; d <= reach; ++d)
+          if (movable(win[d - 1], p - d, d, good) != 0) good |= std::uint64_t{1} << p;
         // Good buckets form a prefix of b+0 .. b+limit-1 (design doc, "The plan stops at the first
         // bucket that is not good"): past one that is not, none is.
         if (!has(good, p)) break;
@@ -654,6 +661,9 @@ class hopscotch_bucket_ref {
         WARPKV_UNROLL
         for (unsigned w = 1; w < detail::h64::words; ++w)
           if (is_free(x[w])) start = p;
+        WARPKV_UNROLL
+        for (unsigned i = reach - 1; i > 0; --i) win[i] = win[i - 1];
+        win[0] = detail::h64::hop_bits(x[0]);  // home p, for bucket p + 1
       }
       if (start == 0) return {0, 0, 0};  // no room within displace_buckets: the stash
       // 2. Lock a path: `homes` (bit c: b+c locked here), `holes` (bit m: the hole passes b+m).
