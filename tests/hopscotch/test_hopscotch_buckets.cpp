@@ -431,8 +431,9 @@ Map map_of_buckets(std::size_t buckets, const execution& ex) {
 
 // A fill to load factor 0.9 and 0.95 of 2^12 buckets (28672 slots) does not grow: at 0.9 about
 // 0.4 % and at 0.95 about 1.3 % of the keys find no empty slot in their home and next 15 buckets
-// (E2), so displacement (and at times the stash) is certainly needed: without both this test
-// fails (the table grows), and without displacement the stash bound fails.
+// (E2), so the stash (tried first since session 26) and, where a window fills, displacement are
+// needed: without them this test fails (the table grows). The stash bound guards the share of
+// keys that end there (measured 109 of 25804 at 0.9 and 349 of 27238 at 0.95, bounds 1.5x that).
 TYPED_TEST(H64, FillsToHighLoadFactorsWithoutGrowing) {
   WARPKV_TEST_EXECUTION(ex);
   for (const double lf : {0.9, 0.95}) {
@@ -452,10 +453,8 @@ TYPED_TEST(H64, FillsToHighLoadFactorsWithoutGrowing) {
     }
     EXPECT_EQ(map.capacity(), capacity) << "lf " << lf << ": the table grew";
     EXPECT_EQ(map.rehash_count(), 0u) << "lf " << lf << ": the table was rebuilt";
-    // Displacement places most keys the neighbourhood has no room for (a fill of this table puts
-    // 32 keys in the stash at 0.9 and 159 at 0.95, about a third of those without room in reach).
     std::cout << "[ stash     ] lf " << lf << ": " << map.stashed() << " of " << n << " keys in the stash\n";
-    EXPECT_LT(map.stashed(), n / (lf < 0.92 ? 500 : 100)) << "lf " << lf;
+    EXPECT_LT(map.stashed(), n / (lf < 0.92 ? 150 : 50)) << "lf " << lf;
     EXPECT_EQ(map.size(), n);
     ASSERT_EQ(map.validate(), "") << "lf " << lf;
     expect_all_found(map, keys, values, lf < 0.92 ? "lf 0.9" : "lf 0.95");
@@ -463,15 +462,17 @@ TYPED_TEST(H64, FillsToHighLoadFactorsWithoutGrowing) {
 }
 
 // Keys that can only fit by displacement: `far` homes 56 keys at bucket h + 10 (its home and the
-// next 7 buckets, all full), then 105 keys homed at h fill h .. h + 9 and need h + 11 .. h + 15,
-// which hold far's external members: each of the last 35 inserts moves one of them past h + 17.
-// Home residents never move, so far's home keeps its 7 (hence 105, not 112).
+// next 7 buckets, all full), then 133 keys homed at h fill h .. h + 9 and need h + 11 .. h + 15,
+// which hold far's external members: the stash (tried first) takes 28 of the last 63 (its whole
+// window: a table of 64 buckets has 4 stash buckets), and each of the other 35 inserts moves one
+// of far's members past h + 17. Home residents never move, so far's home keeps its 7 (hence
+// 105 + 28, not 112 + 28).
 struct crowded_region {
   std::vector<std::uint32_t> near, far;
 };
 template <class Map>
 crowded_region crowd(const Map& map, std::size_t h) {
-  return {keys_homed_at(map, h, 105), keys_homed_at(map, (h + 10) % 64, 56)};
+  return {keys_homed_at(map, h, 105 + 28), keys_homed_at(map, (h + 10) % 64, 56)};
 }
 
 TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
@@ -481,8 +482,8 @@ TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
     const auto r = crowd(map, h);
     for (auto s : map.insert(r.far, r.far)) ASSERT_EQ(s, status::inserted);
     for (auto s : map.insert(r.near, r.near)) ASSERT_EQ(s, status::inserted);
-    EXPECT_EQ(map.rehash_count(), 0u) << "home " << h;
-    EXPECT_EQ(map.stashed(), 0u) << "home " << h << ": displacement did not make room";
+    EXPECT_EQ(map.rehash_count(), 0u) << "home " << h << ": displacement did not make room";
+    EXPECT_EQ(map.stashed(), 28u) << "home " << h << ": the stash window first, then displacement";
     ASSERT_EQ(map.validate(), "") << "home " << h;
     expect_all_found(map, r.far, r.far, "far");
     expect_all_found(map, r.near, r.near, "near");
@@ -490,7 +491,9 @@ TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
 }
 
 // Displacement racing finds of the keys it moves: `far` homes 14 keys at bucket h + 10 (7 residents,
-// 7 external members in h + 11); 98 keys homed at h fill h .. h + 9 and h + 12 .. h + 15. Then one
+// 7 external members in h + 11); 98 keys homed at h fill h .. h + 9 and h + 12 .. h + 15, and 28
+// more fill the stash (the whole window of a 64-bucket table; the stash is tried before
+// displacement). Then one
 // mixed batch: 7 more inserts homed at h, each of which must move one of far's members out of
 // h + 11 (to h + 16), amid finds (and some assignments) of exactly those 7 keys. A find of a
 // present key never misses (design doc: a move copies, names, vacates, un-names, and every header
@@ -498,30 +501,32 @@ TYPED_TEST(H64, DisplacementMovesExternalMembersOutOfTheWay) {
 // file) makes moves and finds yield between their steps; without the right order of a move's
 // steps this test fails (vacating before the copy was caught here).
 // Displacement try-locks far's home, which the batch's assignments of far's external members
-// lock too; after max_displace_attempts failed plans an insert goes to the stash, as designed.
-// On a loaded host (ThreadSanitizer, two cores) that happened in about 1 of 60 repetitions, so
-// the room check counts: displacement must have placed every key in most repetitions.
+// lock too; after max_displace_attempts failed plans an insert answers full (its stash window is
+// full) and the batch grows the table and re-runs it, as designed. On a loaded host
+// (ThreadSanitizer, two cores) a failed displacement happened in about 1 of 60 repetitions, so the
+// room check counts: displacement must have placed every key in most repetitions.
 TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
   WARPKV_TEST_EXECUTION(ex);
   const int per_insert = std::max(20, static_cast<int>(60 * test_scale()));
   const int reps = 4 * race_repeats<TypeParam>;
-  int stashed_reps = 0;
+  int grown_reps = 0;
   for (int rep = 0; rep < reps; ++rep) {
     const std::size_t h = rep % 2 == 0 ? 3 : 55;  // 55: the region wraps past bucket 63
     auto map = fixed_map<TypeParam>(ex);
     const auto far = keys_homed_at(map, (h + 10) % 64, 14);
-    const auto near = keys_homed_at(map, h, 105);
+    const auto near = keys_homed_at(map, h, 105 + 28);
     for (auto s : map.insert(far, far)) ASSERT_EQ(s, status::inserted);
-    const std::vector<std::uint32_t> first(near.begin(), near.begin() + 98);
+    const std::vector<std::uint32_t> first(near.begin(), near.begin() + 98 + 28);
     for (auto s : map.insert(first, first)) ASSERT_EQ(s, status::inserted);
-    ASSERT_EQ(map.stashed(), 0u);
+    ASSERT_EQ(map.stashed(), 28u);
+    ASSERT_EQ(map.rehash_count(), 0u);
     std::unordered_map<std::uint32_t, std::uint32_t> state;
     for (auto k : far) state.emplace(k, k);
     for (auto k : first) state.emplace(k, k);
     std::vector<op> ops;
     std::vector<std::uint32_t> keys, values;
     std::size_t next = 0;
-    for (std::size_t i = 98; i < near.size(); ++i) {
+    for (std::size_t i = 98 + 28; i < near.size(); ++i) {
       ops.push_back(op::insert), keys.push_back(near[i]), values.push_back(near[i]);
       for (int f = 0; f < per_insert; ++f) {
         const std::uint32_t k = far[7 + next++ % 7];
@@ -536,13 +541,10 @@ TYPED_TEST(H64, DisplacementRacesWithFindsOfTheMovedKeys) {
         ASSERT_EQ(st[i], status::found) << "rep " << rep << ": a find missed moved key " << keys[i];
       }
     }
-    EXPECT_EQ(map.rehash_count(), 0u) << "rep " << rep;
-    const std::size_t stashed = map.stashed();
-    EXPECT_LE(stashed, 7u) << "rep " << rep;  // only the 7 new keys may have gone there
-    stashed_reps += stashed != 0 ? 1 : 0;
+    grown_reps += map.rehash_count() != 0 ? 1 : 0;  // a displacement failed: the batch grew
   }
-  EXPECT_LE(stashed_reps, reps / 4) << "displacement did not make room in " << stashed_reps << " of " << reps
-                                    << " repetitions";
+  EXPECT_LE(grown_reps, reps / 4) << "displacement did not make room in " << grown_reps << " of " << reps
+                                  << " repetitions";
 }
 
 // Hot keys at high load: a table filled to 0.93, then mixed batches (inserts, upserts, erases,

@@ -23,16 +23,17 @@
 //    reuses a home tomb, else claims a free slot (empty or tomb) in h+1..h+15, names it in the
 //    header (hop bit and digest), then stores the pair;
 //  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no free
-//    slot either, it plans a path from a free slot at most 63 buckets on back into reach, try-locks
+//    slot either and the home's stash window is full (the stash is tried first), it plans a path from a free slot at most 63 buckets on back into reach, try-locks
 //    the homes of the external members on it, claims the slot and moves those members one step
 //    each (copy, name, vacate; un-named at the unlock), farthest first; home residents never move,
 //    and no claimed slot is given up (a failed try-lock or claim releases the path's homes before
 //    anything is claimed, and the next attempt plans again);
-//  - the stash: a key that neither fits nor displacement places goes to the stash (1/64 of the
-//    table's slots after it, detail/bucket_layout.hpp) under its home's lock, which first sets the
-//    home's overflow bit (kept until a rebuild); lookups of keys homed there also read the home's
-//    stash window (4 buckets). Only when that window is full too does insert answer full (the
-//    table unchanged for k; the bulk API grows the table);
+//  - the stash: a key that does not fit in reach goes to the stash (1/32 of the table's slots
+//    after it, detail/bucket_layout.hpp) under its home's lock, which first sets the home's
+//    overflow bit (kept until a rebuild); lookups of keys homed there also read the home's stash
+//    window (4 buckets). Only when that window is full does displacement run, and only when it
+//    places nothing either does insert answer full (the table unchanged for k; the bulk API grows
+//    the table);
 //  - 4-byte keys and values only (wider pairs: 128-byte buckets, later);
 //  - three key values are reserved, the empty key, tomb = empty ^ 1 and claimed = empty ^ 2: all
 //    get status::invalid_key;
@@ -549,10 +550,19 @@ class hopscotch_bucket_ref {
       // An empty slot in b+1 .. b+reach, else one that displacement brings there. Claimed
       // slots are unnamed and invisible to lookups; naming it in the header (N: named before
       // stored), then the store: the store is the linearization point.
+      // No free slot in reach: the stash window first (one CAS), displacement (a plan, a path of
+      // locks, moves) only when the window is full; `full` when neither has room (design doc,
+      // "The stash first").
       place hole = claim_empty(b, 1, detail::h64::reach + 1, kb);
-      if (hole.j == 0) hole = displace(b, kb);
       if (hole.j == 0) {
-        r = stash_insert(b, locked, kb, vb) ? slow_inserted : slow_full;
+        if (stash_insert(b, locked, kb, vb)) {
+          r = slow_inserted;
+          break;
+        }
+        hole = displace(b, kb);
+      }
+      if (hole.j == 0) {
+        r = slow_full;
         break;
       }
       hop |= 1u << hole.j;

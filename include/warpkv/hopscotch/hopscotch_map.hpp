@@ -114,11 +114,11 @@ class hopscotch_map
 ///    neighborhood and max_probe do not apply (an external member lives at most 15 buckets from
 ///    its home).
 ///  - 4-byte keys and values only in this landing (a static_assert says so).
-///  - An insert whose home and next 15 buckets have no free slot displaces external members of
-///    other homes (within 64 buckets) to make room in reach, else goes to the stash (1/64 of the
-///    slots, after the table); only when its stash window is full too does it answer full inside
-///    the ref, and the bulk API grows the table (a new seed, doubled when at least half loaded)
-///    and re-runs it.
+///  - An insert whose home and next 15 buckets have no free slot goes to the stash (1/32 of the
+///    slots, after the table, a window of 4 buckets per home); when its window is full it
+///    displaces external members of other homes (within 64 buckets) to make room in reach; only
+///    when that fails too does it answer full inside the ref, and the bulk API grows the table (a
+///    new seed, doubled when at least half loaded) and re-runs it.
 ///  - Tombstones: an erase leaves one; the slow path reuses its home's; every rebuild clears them
 ///    all: growth, reserve, rehash, and maintain() after a mutating call, which rebuilds the table
 ///    at the same capacity when the erases since the last rebuild pass a quarter of the capacity.

@@ -12,8 +12,8 @@
 // members); digest bit d(k) is set for every external member k of h. Overflow: keys homed at h
 // may be in the stash.
 // The stash: stash_buckets(B) more buckets after the B of the table, of the same shape (word 0
-// unused, 0; words 1-7 slots), for keys that neither their neighbourhood nor displacement can
-// place. Key k may sit in stash_window consecutive stash buckets from its stash hash, only while
+// unused, 0; words 1-7 slots), for keys that their neighbourhood cannot place (tried before
+// displacement). Key k may sit in stash_window consecutive stash buckets from its stash hash, only while
 // its home's overflow bit is set.
 #include <bit>
 #include <cstddef>
@@ -39,10 +39,11 @@ inline constexpr unsigned reach = 15;  ///< buckets after the home that may hold
 inline constexpr unsigned digest_shift = 16;
 inline constexpr unsigned stash_window = 4;  ///< stash buckets a key may sit in (28 slots), read whole
 
-/// Stash buckets of a table of `buckets` buckets (a power of two >= 64): 1/64 of them, at least
-/// stash_window (so the stash holds 1/64 of the table's slots).
+/// Stash buckets of a table of `buckets` buckets (a power of two >= 64): 1/32 of them, at least
+/// stash_window (so the stash holds 1/32 of the table's slots; 1/64 overflowed its windows at
+/// LF 0.95 once keys went to the stash before displacement: docs/perf.md, session 26, call D).
 WARPKV_HD constexpr std::size_t stash_buckets(std::size_t buckets) {
-  return buckets / 64 > stash_window ? buckets / 64 : stash_window;
+  return buckets / 32 > stash_window ? buckets / 32 : stash_window;
 }
 
 WARPKV_HD constexpr std::uint32_t hop_bits(std::uint64_t h) { return static_cast<std::uint32_t>(h) & 0xffffu; }
