@@ -14,9 +14,9 @@ static unsigned fmix32(unsigned h){h^=h>>16;h*=0x85ebca6bu;h^=h>>13;h*=0xc2b2ae3
 int main(int argc, char** argv) {
   const char* tag = argc > 1 ? argv[1] : "x";
   using Map = warpkv::hopscotch_map<unsigned, unsigned, 1, warpkv::hopscotch_buckets>;
-  warpkv::hopscotch_config cfg; cfg.max_load_factor = 0.97;
+  warpkv::hopscotch_config cfg; cfg.max_load_factor = std::getenv("H64_MAX_LF") ? std::strtod(std::getenv("H64_MAX_LF"), nullptr) : 0.97;
   const std::size_t target = std::size_t{7} << 24;
-  const std::size_t hint = static_cast<std::size_t>(0.96 * static_cast<double>(target));
+  const std::size_t hint = static_cast<std::size_t>((cfg.max_load_factor - 0.01) * static_cast<double>(target));
   std::vector<double> lfs{0.5, 0.8, 0.9, 0.95};
   if (argc > 2) { lfs.clear(); for (char* p = argv[2]; *p;) { lfs.push_back(std::strtod(p, &p)); if (*p == ',') ++p; } }
   const int reps = argc > 3 ? std::atoi(argv[3]) : 6;
