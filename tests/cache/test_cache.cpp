@@ -2123,9 +2123,10 @@ TEST(CacheSubmitter, BulkBadArgumentsQueueNothing) {
 template <class Cache>
 void expect_cache_kernels_within_budget(const char* name) {
   using R = typename Cache::ref_type;
-  constexpr int T = Cache::tile_size;
+  using RR = typename Cache::read_ref_type;  // the read phase's tile (read_tile_size)
+  constexpr int T = Cache::tile_size, TR = Cache::read_tile_size;
   cudaFuncAttributes read{}, write{};
-  EXPECT_EQ(cudaFuncGetAttributes(&read, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_read_op<R>>>),
+  EXPECT_EQ(cudaFuncGetAttributes(&read, detail::tile_kernel<TR, detail::cache_phase_body<TR, detail::cache_read_op<RR>>>),
             cudaSuccess);
   EXPECT_EQ(cudaFuncGetAttributes(
                 &write, detail::tile_kernel<T, detail::cache_phase_body<T, detail::cache_write_op<R, cache_pass::fast>>>),

@@ -94,10 +94,21 @@ class kv_cache {
   using key_type = Key;
   using design = Design;
   /// The device ref of design D over this cache's key, bucket width and tile.
-  template <class D>
-  using ref_of = cache_ref<Key, BucketWidth, TileSize, D>;
+  template <class D, int Tile = TileSize>
+  using ref_of = cache_ref<Key, BucketWidth, Tile, D>;
+  /// The tile of a batch's read phase (gets, contains, get_or_set's read): 4 lanes where the
+  /// cache's tile is 8 with buckets of 8 and one-word keys (u64), else the cache's own. Each lane
+  /// then reads four slots of the pair instead of two: session 26, call A (H200, the --hkv
+  /// workload) measured finds +16-37 % at tile 4 against 8 (read kernel 63 registers, no local
+  /// memory), where the write kernels at tile 4 spill; so only the read phase takes it (reads and
+  /// writes are separate launches of one batch, and the slots' layout does not depend on the tile).
+  static constexpr int read_tile_size =
+      (TileSize == 8 && BucketWidth == 8 && cache_key_layout<Key>::words == 1) ? 4 : TileSize;
   /// The device ref's type (a fixed design; by_config: void, see with_ref).
   using ref_type = std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>>>;
+  /// The read phase's ref (read_tile_size; by_config: void).
+  using read_ref_type =
+      std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>, read_tile_size>>;
   static constexpr int bucket_width = BucketWidth;
   static constexpr int tile_size = TileSize;
 
@@ -682,10 +693,10 @@ class kv_cache {
                          versions_.data(), stamps_.data(), expires_.data(), locks_.data(), occupied_.data(), moves_.data(),
                          record, in ? record : value_words_, digests_.data()};
   }
-  template <class D>
-  [[nodiscard]] ref_of<D> ref_as() const {
+  template <class D, int Tile = TileSize>
+  [[nodiscard]] ref_of<D, Tile> ref_as() const {
     const auto kick_slots = static_cast<std::size_t>(cfg_.kick_load_limit * static_cast<double>(capacity()));
-    return ref_of<D>(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots);
+    return ref_of<D, Tile>(storage(), buckets_, value_words_, cfg_.seed, cfg_.max_kicks, kick_slots);
   }
   /// Calls f(std::type_identity<D>{}) with this cache's design D (by_config: the one cfg names).
   template <class F>
@@ -737,6 +748,7 @@ class kv_cache {
     require(statuses != nullptr || !has_reads || reads_only, "statuses", "a batch with reads and writes needs statuses");
     visit([&]<class D>(std::type_identity<D>) {
       using ref_type = ref_of<D>;
+      using read_ref_type = ref_of<D, read_tile_size>;
       const detail::cache_batch_args<ref_type> a{.ref = ref_as<D>(),
                                                  .ops = ops,
                                                  .uniform = uniform,
@@ -755,7 +767,10 @@ class kv_cache {
                                                  .groups = groups};
       // the read phase, then the write phase's fast pass over what it left, then the complete
       // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
-      if (has_reads) detail::launch_cache_phase<TileSize>(on, n, detail::cache_read_op<ref_type>{a}, statuses, counters, false);
+      if (has_reads) {  // the read phase at its own tile (read_tile_size), over the same arguments
+        const detail::cache_batch_args<read_ref_type> r = detail::with_ref(a, ref_as<D, read_tile_size>());
+        detail::launch_cache_phase<read_tile_size>(on, n, detail::cache_read_op<read_ref_type>{r}, statuses, counters, false);
+      }
       if (reads_only) return;
       const bool split = statuses != nullptr;
       if (split) {

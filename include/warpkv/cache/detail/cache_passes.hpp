@@ -46,6 +46,17 @@ struct cache_batch_args {
   WARPKV_HD cache_clock clock(std::size_t i) const { return cache_clock{stamp_base + i, now, stamp_base, epoch}; }
 };
 
+/// The same batch's arguments over another ref of the same storage (kv_cache's read phase runs
+/// at its own tile, kv_cache::read_tile_size).
+template <class To, class From>
+cache_batch_args<To> with_ref(const cache_batch_args<From>& a, const To& ref) {
+  static_assert(std::is_same_v<typename To::key_type, typename From::key_type>, "the same key type");
+  return cache_batch_args<To>{ref,          a.ops,          a.uniform,      a.keys,          a.values_in,
+                              a.values_out, a.expires,      a.expires_all,  a.stamp_base,    a.now,
+                              a.epoch,      a.scores,       a.evicted_keys, a.evicted_values, a.evicted_flags,
+                              a.evicted_scores, a.groups};
+}
+
 /// A write's operands loaded from the batch's arrays where the write uses them (operation i):
 /// nothing of them is held in registers across the lock wait and the scan.
 template <class Ref>
