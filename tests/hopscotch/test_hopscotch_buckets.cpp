@@ -418,6 +418,37 @@ TYPED_TEST(H64, ErasingExternalMembersRecomputesHopBitsAndDigestAndARebuildClear
   ASSERT_EQ(map.validate(), "");
 }
 
+// A tomb in reach serves the complete insert (E5: erases' tombs serve every home's slow path). Home
+// h and h+1 .. h+15 full (7 residents, 105 external members), one external member erased (a tomb
+// somewhere in reach), then one more key homed at h: the fast path's neighbour placement takes
+// only empty slots, so the key reaches the complete insert, whose neighbour scan notes the tomb
+// and whose locked path claims it (session 26: the locked path skips its own scan only when the
+// neighbour scan saw neither an empty slot nor a tomb). Without the tomb it would go to the stash.
+TYPED_TEST(H64, ATombInReachServesTheCompleteInsert) {
+  WARPKV_TEST_EXECUTION(ex);
+  for (const std::size_t h : {std::size_t{20}, std::size_t{55}}) {  // 55: the reach wraps past bucket 63
+    auto map = fixed_map<TypeParam>(ex);
+    const auto keys = keys_homed_at(map, h, 7 * 16 + 1);
+    const std::vector<std::uint32_t> residents(keys.begin(), keys.begin() + 7);
+    const std::vector<std::uint32_t> externals(keys.begin() + 7, keys.begin() + 7 * 16);
+    for (auto s : map.insert(residents, residents)) ASSERT_EQ(s, status::inserted);
+    for (auto s : map.insert(externals, externals)) ASSERT_EQ(s, status::inserted);
+    ASSERT_EQ(map.stashed(), 0u) << "home " << h;
+    const std::vector<std::uint32_t> gone{externals[50]};
+    ASSERT_EQ(map.erase(gone)[0], status::erased);
+    ASSERT_EQ(map.tombstones(), 1u);
+    const std::vector<std::uint32_t> last{keys.back()};
+    ASSERT_EQ(map.insert(last, last)[0], status::inserted);
+    // all 16 buckets held keys of h but for the tomb: a key not in the stash took the tomb
+    EXPECT_EQ(map.stashed(), 0u) << "home " << h << ": the tomb in reach was not reused";
+    EXPECT_EQ(map.rehash_count(), 0u) << "home " << h;
+    ASSERT_EQ(map.validate(), "") << "home " << h;
+    std::vector<std::uint32_t> present(keys.begin(), keys.end());
+    present.erase(std::find(present.begin(), present.end(), externals[50]));
+    expect_all_found(map, present, present, "after the reuse");
+  }
+}
+
 // ---- Displacement (E5; design doc, "Displacement") ----------------------------------------------
 
 // A map of exactly 7 x `buckets` slots that grows only when an insert finds no room (maximum load

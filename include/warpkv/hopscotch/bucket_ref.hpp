@@ -194,6 +194,7 @@ class hopscotch_bucket_ref {
  private:
   static constexpr int retry = -1, done = 0;
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
+  static constexpr int slow_full_no_free = 5;  ///< place_external<true>: no empty slot and no tomb read in reach
   static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
   static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
@@ -207,6 +208,7 @@ class hopscotch_bucket_ref {
     int hit;
     value_bits value;
     int empty;
+    bool tomb = false;  ///< a slot holds a tomb (read_bucket's Tombs only)
   };
   /// How the named buckets' search ended: found (with the key's value); absent (the version check
   /// passed); or changed (the home's header moved on: search again).
@@ -268,14 +270,14 @@ class hopscotch_bucket_ref {
 
   /// The tile reads bucket b (each lane its words) and looks for kb (and, when Empties, the lowest
   /// empty slot). Lane 0's first word is the header; every lane gets the result.
-  template <read_mode Reads, bool Empties, class Tile>
+  template <read_mode Reads, bool Empties, class Tile, bool Tombs = false>
   WARPKV_HD look read_bucket(const Tile& t, std::size_t b, key_bits kb) const {
     constexpr unsigned T = Tile::size();
     constexpr unsigned W = detail::h64::words_per_lane<T>;
     const unsigned rank = t.thread_rank();
     std::uint64_t w[W];
     detail::h64::load_lane_words<Reads, T>(b_[b], rank, tomb_word(), w);
-    bool hit = false, empty = false;
+    bool hit = false, empty = false, tomb = false;
     unsigned hit_at = 0, empty_at = 0;
     value_bits v = 0;
     WARPKV_UNROLL
@@ -285,8 +287,10 @@ class hopscotch_bucket_ref {
       const auto e = detail::h64::pair::unpack(w[i]);
       if (!hit && e.key == kb) hit = true, hit_at = at, v = e.value;
       if (Empties && !empty && w[i] == empty_word()) empty = true, empty_at = at;
+      if (Tombs && w[i] == tomb_word()) tomb = true;
     }
     look l{t.shfl(w[0], 0), -1, 0, -1};
+    if constexpr (Tombs) l.tomb = t.ballot(tomb) != 0;
     const std::uint32_t hits = t.ballot(hit);
     if (hits != 0) {
       const unsigned lane = static_cast<unsigned>(lowest_lane(hits));
@@ -388,21 +392,23 @@ class hopscotch_bucket_ref {
         if (t.shfl(ok, 0)) return status::inserted;
         continue;
       }
+      bool scanned = false;  // the complete insert: place_external read b+1 .. b+reach, no free slot
       if (!external && !detail::hop::locked(l.header)) {
         // The home is full: the tile places kb in b+1 .. b+reach itself, locking b from the header
         // it validated (design doc, "insert into a neighbour, the tile's path").
-        const int x = place_external(t, b, kb, vb, l.header);
+        const int x = place_external<Complete>(t, b, kb, vb, l.header);
         if (x == slow_inserted) return status::inserted;
         if (x == retry) {
           backoff(round);
           continue;
         }
+        scanned = x == slow_full_no_free;
       }
       if constexpr (!Complete) {
         return status::full;  // nothing held, nothing changed for kb: the complete pass takes it
       } else {
         int r = retry;
-        if (leader) r = slow_upsert(b, kb, vb, or_assign);
+        if (leader) r = slow_upsert(b, kb, vb, or_assign, scanned);
         r = t.shfl(r, 0);
         if (r == slow_inserted) return status::inserted;
         if (r == slow_found) return status::found;
@@ -423,8 +429,10 @@ class hopscotch_bucket_ref {
   /// through names h already had (design doc, "insert into a neighbour, the tile's path", for the
   /// linearization point). Returns slow_inserted; retry (b's header moved on since h: look again);
   /// slow_full (no empty slot in reach; b unlocked, nothing changed: the locked path's
-  /// displacement and stash).
-  template <class Tile>
+  /// displacement and stash). NoteTombs (the complete insert): slow_full_no_free instead of
+  /// slow_full when no bucket it read had a tomb either, so that the locked path need not scan
+  /// b+1 .. b+reach for a free slot again (design doc, "The complete insert scans once").
+  template <bool NoteTombs = false, class Tile>
   WARPKV_HD int place_external(const Tile& t, std::size_t b, key_bits kb, value_bits vb, std::uint64_t h) const {
     const bool leader = t.thread_rank() == 0;
     const std::uint64_t locked = detail::h64::next(h, detail::h64::hop_bits(h), detail::h64::digest(h), true);
@@ -435,12 +443,15 @@ class hopscotch_bucket_ref {
     if (leader) mine = cas(b, 0, h, locked, memory_order::relaxed);
     if (!t.shfl(mine, 0)) return retry;
     constexpr bool weak_first = Tile::size() == 1;
+    bool tombs = false;  // NoteTombs: a bucket read had a tomb
     for (unsigned j = 1; j <= detail::h64::reach; ++j) {
       const std::size_t e = idx(b, j);
       for (bool fresh = weak_first;; fresh = false) {
         // The first read of each neighbour weak (one lane), relaxed after a lost CAS: a stale
         // line shows an empty slot that has filled since, and the CAS from it fails.
-        const look l = fresh ? read_bucket<read_mode::weak, true>(t, e, kb) : read_bucket<read_mode::relaxed, true>(t, e, kb);
+        const look l = fresh ? read_bucket<read_mode::weak, true, Tile, NoteTombs>(t, e, kb)
+                             : read_bucket<read_mode::relaxed, true, Tile, NoteTombs>(t, e, kb);
+        if constexpr (NoteTombs) tombs = tombs || l.tomb;
         if (l.empty < 0) break;  // none here: the next bucket
         bool stored = false;
         if (leader) {
@@ -455,7 +466,7 @@ class hopscotch_bucket_ref {
       }
     }
     if (leader) unlock(b, locked, detail::h64::hop_bits(locked), detail::h64::digest(locked));
-    return slow_full;
+    return NoteTombs && !tombs ? slow_full_no_free : slow_full;
   }
 
   /// Lane 0 only: locks bucket b (a header CAS that bumps the version); returns the locked header
@@ -496,7 +507,7 @@ class hopscotch_bucket_ref {
   /// Lane 0: the slow path of insert / insert_or_assign under b's lock (design doc, "insert, slow
   /// path"). Returns slow_* or retry (b locked or changed; or an empty home slot appeared to be
   /// there after all: the fast path takes it).
-  WARPKV_HD int slow_upsert(std::size_t b, key_bits kb, value_bits vb, bool or_assign) const {
+  WARPKV_HD int slow_upsert(std::size_t b, key_bits kb, value_bits vb, bool or_assign, bool scanned = false) const {
     std::uint64_t locked = lock(b);
     if (locked == 0) return retry;
     std::uint32_t hop = detail::h64::hop_bits(locked), dig = detail::h64::digest(locked);
@@ -553,7 +564,10 @@ class hopscotch_bucket_ref {
       // No free slot in reach: the stash window first (one CAS), displacement (a plan, a path of
       // locks, moves) only when the window is full; `full` when neither has room (design doc,
       // "The stash first").
-      place hole = claim_empty(b, 1, detail::h64::reach + 1, kb);
+      // `scanned`: this insert's place_external just read b+1 .. b+reach and found neither an
+      // empty slot nor a tomb; the claim scan would read the same buckets again (design doc, "The
+      // complete insert scans once"): a slot freed since is left to later inserts.
+      place hole = scanned ? place{0, 0, 0} : claim_empty(b, 1, detail::h64::reach + 1, kb);
       if (hole.j == 0) {
         if (stash_insert(b, locked, kb, vb)) {
           r = slow_inserted;
