@@ -23,7 +23,8 @@
 //    reuses a home tomb, else claims a free slot (empty or tomb) in h+1..h+15, names it in the
 //    header (hop bit and digest), then stores the pair;
 //  - displacement (complete insert only, never in the fast kernels): when h+1..h+15 has no free
-//    slot either and the home's stash window is full (the stash is tried first), it plans a path from a free slot at most 63 buckets on back into reach, try-locks
+//    slot either and the home's stash window is full (the stash is tried first), it plans a path
+//    from a free slot at most 63 buckets on back into reach, try-locks
 //    the homes of the external members on it, claims the slot and moves those members one step
 //    each (copy, name, vacate; un-named at the unlock), farthest first; home residents never move,
 //    and no claimed slot is given up (a failed try-lock or claim releases the path's homes before
@@ -196,7 +197,7 @@ class hopscotch_bucket_ref {
   static constexpr int slow_inserted = 1, slow_found = 2, slow_assigned = 3, slow_full = 4;
   static constexpr int slow_full_no_free = 5;  ///< place_external<true>: no empty slot and no tomb read in reach
   static constexpr unsigned displace_buckets = 64;  // displacement's reach in buckets (its plan: one 64-bit mask)
-  static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then the stash)
+  static constexpr int max_displace_attempts = 8;   // plans before displacement gives up (then full)
   static constexpr std::uint64_t digest_salt = 0x2545f4914f6cdd1dull;  // the digest hash's seed differs from the home's
   static constexpr unsigned stash_bit = 16;                           // named_set: bit 16 + i is stash bucket i
   static constexpr std::uint32_t stash_set = ((1u << detail::h64::stash_window) - 1u) << stash_bit;
@@ -558,9 +559,9 @@ class hopscotch_bucket_ref {
         }
         continue;
       }
-      // An empty slot in b+1 .. b+reach, else one that displacement brings there. Claimed
-      // slots are unnamed and invisible to lookups; naming it in the header (N: named before
-      // stored), then the store: the store is the linearization point.
+      // A free slot in b+1 .. b+reach, else the stash, else one that displacement brings there.
+      // Claimed slots are unnamed and invisible to lookups; naming it in the header (N: named
+      // before stored), then the store: the store is the linearization point.
       // No free slot in reach: the stash window first (one CAS), displacement (a plan, a path of
       // locks, moves) only when the window is full; `full` when neither has room (design doc,
       // "The stash first").
@@ -591,8 +592,8 @@ class hopscotch_bucket_ref {
     return r;
   }
 
-  /// Lane 0, under b's lock (header *locked), when neither the neighbourhood nor displacement has
-  /// a slot for kb: sets b's overflow bit if clear (a header store, version + 1: flagged before
+  /// Lane 0, under b's lock (header *locked), when the neighbourhood has no free slot for kb
+  /// (before displacement, which runs only when this fails): sets b's overflow bit if clear (a header store, version + 1: flagged before
   /// stored), then CASes the first empty slot of kb's stash window empty -> (kb, vb): the
   /// linearization point. False when the window is full (the flag stays; it costs b's lookups a
   /// stash read until the next rebuild). *locked is the header to unlock from.
@@ -689,7 +690,7 @@ class hopscotch_bucket_ref {
         for (unsigned i = reach - 1; i > 0; --i) win[i] = win[i - 1];
         win[0] = detail::h64::hop_bits(x[0]);  // home p, for bucket p + 1
       }
-      if (start == 0) return {0, 0, 0};  // no room within displace_buckets: the stash
+      if (start == 0) return {0, 0, 0};  // no room within displace_buckets: full (the stash came first)
       // 2. Lock a path: `homes` (bit c: b+c locked here), `holes` (bit m: the hole passes b+m).
       std::uint64_t homes = 0, holes = 0;
       const bool path = lock_path(b, start, good, homes, holes);

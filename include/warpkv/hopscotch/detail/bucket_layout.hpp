@@ -13,8 +13,8 @@
 // may be in the stash.
 // The stash: stash_buckets(B) more buckets after the B of the table, of the same shape (word 0
 // unused, 0; words 1-7 slots), for keys that their neighbourhood cannot place (tried before
-// displacement). Key k may sit in stash_window consecutive stash buckets from its stash hash, only while
-// its home's overflow bit is set.
+// displacement). Key k may sit in stash_window consecutive stash buckets from its stash hash,
+// only while its home's overflow bit is set.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
