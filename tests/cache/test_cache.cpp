@@ -1531,7 +1531,8 @@ struct set_one_per_tile {
 // The cuckoo gate (kick_load_limit): below the limit an insert into two full buckets makes room
 // by cuckoo moves instead of evicting; once a batch starts at or above it, no entry moves (inserts
 // evict); and the gate follows the count back down. The batch write phase's fast pass reads the
-// gate word its gate pass set, the complete pass the sharded count: a gate read wrongly in either
+// gate word its gate pass set, and so does its complete pass; a user kernel's writes sum the
+// sharded count. A gate read wrongly in any of them
 // (an always-closed or stale fast-pass gate evicts below the limit; an always-open one moves
 // entries above it) fails here. The split path (statuses: gate pass, fast and complete passes)
 // and a user kernel's writes (the complete pass alone), with several concurrent host tiles.
@@ -1616,6 +1617,42 @@ TEST(CacheGate, KicksBelowTheLimitOnlyAndFollowsTheCount) {
       ASSERT_TRUE(ev.keys.empty()) << "seed " << seed << ": evicted at " << ref.occupied_slots()
                                    << " filled after erasing below the kick limit";
     }
+  }
+}
+
+// A batch that starts below the kick limit but could cross it (the gate pass's `near`): once the
+// count reaches the limit inside the batch, its inserts into full buckets evict instead of walking.
+// A gate that stays open for the whole batch (the batch start's count alone) lets them walk until
+// the table is full (no eviction here, and up to max_kicks steps each in a full table).
+TEST(CacheGate, ABatchThatCrossesTheLimitStopsMovingAtIt) {
+  WARPKV_TEST_EXECUTION(ex);
+  if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
+  for (const int seed : {1, 2, 3}) {
+    cache_config cfg;
+    cfg.capacity = 1024;
+    cfg.value_bytes = 8;
+    cfg.max_kicks = 5000;
+    cfg.kick_load_limit = 0.6;
+    cfg.seed = static_cast<std::uint64_t>(seed);
+    kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+    const auto ref = cache.ref();
+    const std::size_t limit = static_cast<std::size_t>(cfg.kick_load_limit * static_cast<double>(cache.capacity()));
+    std::uint64_t next = 1 + 100000 * static_cast<std::uint64_t>(seed);
+    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) {
+      std::vector<std::uint64_t> keys(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(next++);
+      std::vector<std::byte> bytes(n * 8);
+      std::memcpy(bytes.data(), keys.data(), bytes.size());
+      std::vector<status> st(n);
+      cache.set(keys, bytes, st, ev);
+    };
+    while (ref.occupied_slots() + 16 < limit) insert(16, nullptr);  // batches that stay below it
+    ASSERT_LT(ref.occupied_slots(), limit);
+    cache_evictions<std::uint64_t> ev;
+    insert(256, &ev);  // crosses the limit by far, the table stays well short of full
+    EXPECT_LT(ref.occupied_slots(), cache.capacity());
+    EXPECT_GT(ev.keys.size(), 0u) << "seed " << seed << ": the batch kept moving entries past the kick limit ("
+                                  << ref.occupied_slots() << " of " << cache.capacity() << " filled, limit " << limit << ")";
   }
 }
 

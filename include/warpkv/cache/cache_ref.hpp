@@ -70,10 +70,16 @@ struct cache_write_operands {
   WARPKV_HD std::uint64_t* ev_value() const { return ev_.value; }
 };
 
-/// Which part of a write the caller wants run: complete (everything: what a user kernel calls),
-/// or fast (the batch write phase's hot kernel: an insert that finds both buckets full while
-/// cuckoo moves may run returns `full`, touching nothing, for the complete pass to run).
-enum class cache_pass { complete, fast };
+/// Which part of a write the caller wants run: complete (everything: what a user kernel calls;
+/// cuckoo moves gated by the occupancy count itself), fast (the batch write phase's hot kernel:
+/// an insert that finds both buckets full while cuckoo moves may run returns `full`, touching
+/// nothing, for the batch's complete pass to run), or batch_complete (that pass: everything, as
+/// complete, with cuckoo moves gated by the kick gate word that the batch's gate pass set from
+/// the count before its write phase: one load of a word nobody writes during the phase, where
+/// summing the 64 occupancy shards that every filling insert adds to cost 40 % of the pass at
+/// λ 0.75; the sum only when the gate says the batch may cross the limit; docs/design/cache.md,
+/// "Cuckoo moves").
+enum class cache_pass { complete, fast, batch_complete };
 
 template <class Key, int BucketWidth = 4, int TileSize = BucketWidth, class Design = default_cache_design>
 class cache_ref {
@@ -189,7 +195,7 @@ class cache_ref {
   WARPKV_HD status erase(const Tile& t, const Key& k, cache_clock c) const {
     if (!layout::valid(k)) return status::invalid_key;
     const bucket_pair p = pair_of(k);
-    v_.lock_pair(t, p);
+    lock_pair(t, p);
     const scan_result r = locked_scan(t, k, p, c);
     status st = status::not_found;
     if (r.hit != npos) {
@@ -207,13 +213,13 @@ class cache_ref {
   /// the recency and custom policies store as given, lfu and epoch_lfu add to the count; null:
   /// as a write stores it) are replaced, its expiry time kept: assigned. Otherwise nothing
   /// changes: not_found.
-  /// Linearizes at the even version store of the slot (under both bucket locks).
+  /// Linearizes at the unlocking add of the slot's bucket (under both bucket locks).
   template <class Tile>
   WARPKV_HD status assign(const Tile& t, const Key& k, const std::uint64_t* value, const std::uint64_t* score,
                           cache_clock c) const {
     if (!layout::valid(k)) return status::invalid_key;
     const bucket_pair p = pair_of(k);
-    v_.lock_pair(t, p);
+    lock_pair(t, p);
     const scan_result r = locked_scan(t, k, p, c);
     status st = status::not_found;
     if (r.hit != npos && !r.hit_expired) {
@@ -246,7 +252,7 @@ class cache_ref {
       return write_op<cache_pass::complete>(t, k, mode::add, cache_write_operands<Key>{delta, 0, nullptr, c, ev});
     const bucket_pair p = pair_of(k);
     for (;;) {
-      v_.lock_pair(t, p);
+      lock_pair(t, p);
       const scan_result r = locked_scan(t, k, p, c);
       if (r.hit != npos && !r.hit_expired) {
         const std::uint32_t ver = sync_policy::open(v_, t, r.hit);
@@ -280,6 +286,7 @@ class cache_ref {
   WARPKV_HD std::uint32_t erase_in_bucket_if(const Tile& t, std::size_t b, const Pred& pred, std::uint64_t now) const {
     if (t.thread_rank() == 0) detail::lock_bucket(v_.s.locks[b]);
     t.sync();
+    sync_policy::locked(v_, t);
     std::uint32_t erased = 0;
     for (int i = 0; i < per_lane; ++i) {
       const std::size_t mine = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
@@ -312,10 +319,16 @@ class cache_ref {
   WARPKV_HD std::uint64_t slot_expires(std::size_t slot) const { return detail::load_word(v_.s.expires[slot]); }
   /// Slots holding an entry (live or expired) by the sharded count the cuckoo gate reads.
   WARPKV_HD std::size_t occupied_slots() const { return v_.occupied_slots(); }
-  /// The gate pass (one thread, before a batch's write phase): sets the kick gate word that the
-  /// fast pass reads, closed when the sharded count is at least kick_slots (or moves cannot run).
-  WARPKV_HD void refresh_kick_gate() const {
-    v_.set_kick_gate(v_.buckets < 2 || max_kicks_ == 0 || v_.occupied_slots() >= kick_slots_);
+  /// The gate pass (one thread, before the write phase of a batch of `batch` operations): sets
+  /// the kick gate word that both write passes read: closed when the sharded count is at least
+  /// kick_slots (or moves cannot run); open when even `batch` more filled slots would stay below
+  /// it (no insert of the batch can reach the limit, so none need look again); else near (the
+  /// complete pass then sums the count per insert into full buckets, as a user kernel's write).
+  WARPKV_HD void refresh_kick_gate(std::size_t batch) const {
+    const std::size_t filled = v_.occupied_slots();
+    if (v_.buckets < 2 || max_kicks_ == 0 || filled >= kick_slots_) v_.set_kick_gate(kick_gate_closed_word);
+    else if (batch > kick_slots_ - filled) v_.set_kick_gate(kick_gate_near_word);
+    else v_.set_kick_gate(kick_gate_open_word);
   }
   /// Whether the kick gate word is closed (the fast pass then evicts instead of deferring).
   WARPKV_HD bool kick_gate_closed() const { return v_.kick_gate_closed(); }
@@ -465,10 +478,23 @@ class cache_ref {
     if (v_.buckets < 2 || max_kicks_ == 0) return false;
     std::uint32_t room = 0;
     if (t.thread_rank() == 0) {
-      if constexpr (P == cache_pass::fast) room = !v_.kick_gate_closed();
-      else room = v_.occupied_slots() < kick_slots_;
+      if constexpr (P == cache_pass::complete) {
+        room = v_.occupied_slots() < kick_slots_;
+      } else {
+        const std::uint64_t gate = v_.kick_gate();
+        if constexpr (P == cache_pass::fast) room = gate != kick_gate_closed_word;
+        else room = gate == kick_gate_open_word || (gate == kick_gate_near_word && v_.occupied_slots() < kick_slots_);
+      }
     }
     return t.shfl(room, 0) != 0;
+  }
+
+  /// Takes both buckets' locks (bucket_view::lock_pair), then the slot protocol's step after
+  /// locking (optimistic: the release fence that orders the odd lock words before the stores).
+  template <class Tile>
+  WARPKV_HD void lock_pair(const Tile& t, const bucket_pair& p) const {
+    v_.lock_pair(t, p);
+    sync_policy::locked(v_, t);
   }
 
   WARPKV_HD bucket_pair pair_of(const Key& k) const {
@@ -484,7 +510,7 @@ class cache_ref {
       return status::invalid_key;
     }
     const bucket_pair p = pair_of(k);
-    v_.lock_pair(t, p);
+    lock_pair(t, p);
     scan_result r = locked_scan(t, k, p, ops.clock());
     status st = status::inserted;
     bool evicted = false;  // reported once, after the unlock (one store of the flag per write)
@@ -620,14 +646,15 @@ class cache_ref {
     got = t.shfl(got, 0);
     t.sync();  // the locks taken by lane 0 order every lane's accesses
     const bool ok = (got & 4u) != 0;
+    if (ok) sync_policy::locked(v_, t);  // the buckets this move locked (p's: at lock_pair)
     if (ok) {
       std::uint64_t w[key_words];
       v_.load_key(from, w);
       const std::uint64_t expires = detail::load_word(v_.s.expires[from]);
       const std::uint64_t stamp = detail::load_word(v_.s.stamps[from]);
       // the copy first, then the clear: a reader of the key sees it in one of its buckets, and a
-      // reader overlapping the move sees a version change (rw_lock: a move counter change) and
-      // reads again
+      // reader overlapping the move sees an odd or changed bucket version (rw_lock: a move
+      // counter change) and reads again
       sync_policy::moving(v_, t, fb, tb, true);
       const std::uint32_t ver = sync_policy::open(v_, t, to);
       for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize)

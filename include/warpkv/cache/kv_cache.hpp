@@ -17,8 +17,9 @@
 //    policies: lfu (access counts), epoch_lru / epoch_lfu (the global epoch, set_global_epoch,
 //    in a score's high 32 bits) or custom (the caller's scores). An expired entry is replaced
 //    before any live one.
-//  - Slots synchronize by optimistic versions (default; version-validated reads that write
-//    nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure its design).
+//  - Slots synchronize by optimistic reads (default; validated against the buckets' lock words as
+//    versions, writing nothing) or rw_lock (the seed's per-slot reader/writer locks, to measure
+//    its design).
 //    Values live in their own array (value_slab, default) or inline after their key
 //    (inline_values): a layout trial.
 //  - The design (slot protocol, eviction policy, value layout, key digests) is the Design
@@ -147,7 +148,9 @@ class kv_cache {
       keys_ = buffer<std::uint64_t>(slots * key_words, ex_);
       values_ = buffer<std::uint64_t>(slots * value_words_, ex_);
     }
-    versions_ = buffer<std::uint32_t>(slots, ex_);
+    // the per-slot word: the seed's reader/writer locks (rw_lock); optimistic readers validate
+    // against the bucket lock words and need none (4 bytes a slot saved)
+    if (cfg_.sync == cache_slot_sync::rw_lock) versions_ = buffer<std::uint32_t>(slots, ex_);
     stamps_ = buffer<std::uint64_t>(slots, ex_);
     expires_ = buffer<std::uint64_t>(slots, ex_);
     locks_ = buffer<std::uint32_t>(buckets_, ex_);
@@ -773,14 +776,14 @@ class kv_cache {
       }
       if (reads_only) return;
       const bool split = statuses != nullptr;
-      if (split) {
-        // the gate pass: the fast pass's cuckoo gate, from the occupancy shards summed once
-        if (cfg_.max_kicks != 0 && buckets_ >= 2) launch<1>(on, 1, simple_body<detail::cache_gate_fn<ref_type>>{{a.ref}});
+      // the gate pass: the write phase's cuckoo gate (both passes read it), from the occupancy
+      // shards summed once
+      if (cfg_.max_kicks != 0 && buckets_ >= 2) launch<1>(on, 1, simple_body<detail::cache_gate_fn<ref_type>>{{a.ref, n}});
+      if (split)
         detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::fast, ScoresOut>{a}, statuses, counters,
                                              has_reads);
-      }
-      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::complete, ScoresOut>{a}, statuses, counters,
-                                           split);
+      detail::launch_cache_phase<TileSize>(on, n, detail::cache_write_op<ref_type, cache_pass::batch_complete, ScoresOut>{a}, statuses,
+                                           counters, split);
     });
   }
 

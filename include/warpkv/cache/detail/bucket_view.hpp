@@ -164,9 +164,9 @@ struct bucket_view {
 
   // ---- bucket locks and the occupancy count ----------------------------------------------------
   /// Takes both buckets' locks (lane 0; docs/design/cache.md, "Writers"). First one step: a
-  /// try-lock (acquire) of each, both CASes issued before either result is used (one round trip
-  /// where the ordered acquisition took two; an acquire CAS is the CAS and an L1 invalidation on
-  /// sm_90, where a standalone acquire fence would be a full MEMBAR). When the lower bucket was taken and the
+  /// try-lock (fetch_or, acquire) of each, both issued before either result is used (one round
+  /// trip where the ordered acquisition took two; an acquire atomic is the atomic and an L1
+  /// invalidation on sm_90, where a standalone acquire fence would be a full MEMBAR). When the lower bucket was taken and the
   /// higher one not, it keeps the lower and waits for the higher (the ascending order); when
   /// the lower one failed, it gives back the higher one if it took it (having waited for
   /// nothing while holding it) and takes both in ascending order. So a tile waits only while
@@ -193,34 +193,43 @@ struct bucket_view {
     t.sync();
   }
   /// Releases both buckets' locks: one release fence (after every lane's accesses: tile sync)
-  /// orders the tile's reads and writes under the locks, the closing version stores included,
-  /// before both relaxed unlocking stores (one fence where two release stores were).
+  /// orders the tile's reads and writes under the locks before both relaxed adds that move the
+  /// words to their next even values (one fence where two release adds would be two).
   template <class Tile>
   WARPKV_HD void unlock_pair(const Tile& t, const bucket_pair& p) const {
     t.sync();  // every lane's writes precede the release
     if (t.thread_rank() == 0) {
       atomic_thread_fence(memory_order::release);
-      atomic_ref<std::uint32_t>(s.locks[p.first]).store(0u, memory_order::relaxed);
-      if (p.second != p.first) atomic_ref<std::uint32_t>(s.locks[p.second]).store(0u, memory_order::relaxed);
+      atomic_ref<std::uint32_t>(s.locks[p.first]).fetch_add(1u, memory_order::relaxed);
+      if (p.second != p.first) atomic_ref<std::uint32_t>(s.locks[p.second]).fetch_add(1u, memory_order::relaxed);
     }
   }
+  /// Bucket b's lock word as a version (relaxed): even and unchanged between two loads = no
+  /// writer held b in between (the optimistic readers' validation).
+  WARPKV_HD std::uint32_t bucket_version(std::size_t b) const {
+    return atomic_ref<std::uint32_t>(s.locks[b]).load(memory_order::relaxed);
+  }
   /// Slots holding an entry (live or expired) by the sharded count: the shards summed
-  /// (independent loads; exact between batches, an estimate while inserts run). The complete
-  /// pass's cuckoo gate and the batch's gate pass read it; the fast pass reads kick_gate().
+  /// (independent loads; exact between batches, an estimate while inserts run). A user kernel's
+  /// cuckoo gate and the batch's gate pass read it, and the batch's complete pass when the gate
+  /// word says `near`; the batch's passes otherwise read the gate word alone (kick_gate()).
   WARPKV_HD std::size_t occupied_slots() const {
     unsigned long long n = 0;
     for (std::size_t k = 0; k < occupancy_shards; ++k)
       n += atomic_ref<unsigned long long>(s.occupied[k * occupancy_stride]).load(memory_order::relaxed);
     return static_cast<std::size_t>(n);
   }
-  /// The batch's cuckoo gate word (after the occupancy shards, in its own sector): nonzero when
-  /// the gate pass before the batch's write phase found at least kick_slots slots filled
-  /// (cache_gate_fn). One load of a word that only gate passes write.
-  WARPKV_HD bool kick_gate_closed() const {
-    return atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).load(memory_order::relaxed) != 0;
+  /// The batch's cuckoo gate word (after the occupancy shards, in its own sector), as the gate
+  /// pass before the batch's write phase set it (cache_gate_fn): kick_gate_open when fewer than
+  /// kick_slots slots were filled with room for the whole batch below it, kick_gate_closed at or
+  /// above kick_slots, kick_gate_near in between (the batch's inserts could cross the limit). One
+  /// load of a word that only gate passes write.
+  WARPKV_HD std::uint64_t kick_gate() const {
+    return atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).load(memory_order::relaxed);
   }
-  WARPKV_HD void set_kick_gate(bool closed) const {
-    atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(closed ? 1ull : 0ull, memory_order::relaxed);
+  WARPKV_HD bool kick_gate_closed() const { return kick_gate() == kick_gate_closed_word; }
+  WARPKV_HD void set_kick_gate(std::uint64_t w) const {
+    atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(w, memory_order::relaxed);
   }
   /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
   template <class Tile>

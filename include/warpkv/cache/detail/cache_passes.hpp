@@ -263,17 +263,19 @@ void launch_cache_phase(const execution& ex, std::size_t n, const Op& op, status
   launch<T>(ex, (n + T - 1) / T, cache_phase_body<T, Op>{op, n, statuses, counters, only_full, in_order});
 }
 
-/// The batch's gate pass (one operation, before its write phase): sums the occupancy shards once
-/// and sets the kick gate word that the write phase's fast pass reads instead of summing them
-/// per write (docs/design/cache.md, "Cuckoo moves": the gate is a placement heuristic).
+/// The batch's gate pass (one operation, before the write phase of a batch of n operations):
+/// sums the occupancy shards once and sets the kick gate word that the write phase's passes read
+/// instead of summing them per write (docs/design/cache.md, "Cuckoo moves": the gate is a
+/// placement heuristic).
 template <class Ref>
 struct cache_gate_fn {
   Ref ref;
+  std::size_t n = 0;
   template <class Tile>
-  WARPKV_HD void operator()(const Tile&, std::size_t) const { ref.refresh_kick_gate(); }
+  WARPKV_HD void operator()(const Tile&, std::size_t) const { ref.refresh_kick_gate(n); }
 };
 
-/// Slot i becomes empty and unlocked (version 0, or a free reader/writer lock); bucket locks and
+/// Slot i becomes empty and unlocked (a free reader/writer lock where the design has them); bucket locks and
 /// move counters cleared alongside. The same for every design (the storage's strides say where).
 template <class Key>
 struct cache_init_fn {
@@ -284,7 +286,7 @@ struct cache_init_fn {
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
     for (int j = 0; j < layout::words; ++j)
       s.keys[i * s.key_stride + static_cast<std::size_t>(j)] = j == layout::words - 1 ? layout::empty_tag : 0;
-    s.versions[i] = 0;
+    if (s.versions != nullptr) s.versions[i] = 0;  // rw_lock's per-slot words only
     s.stamps[i] = 0;
     if (s.digests != nullptr && i % 8 == 0) s.digests[i / 8] = 0;  // every slot empty: digest 0
     s.expires[i] = 0;

@@ -36,6 +36,8 @@ inline constexpr std::size_t occupancy_stride = 4;
 /// the sector after the shards: the occupancy array holds occupancy_words words.
 inline constexpr std::size_t kick_gate_index = occupancy_shards * occupancy_stride;
 inline constexpr std::size_t occupancy_words = kick_gate_index + occupancy_stride;
+/// The kick gate word's values (bucket_view::kick_gate): open (0, also after clear()), closed, near.
+inline constexpr std::uint64_t kick_gate_open_word = 0, kick_gate_closed_word = 1, kick_gate_near_word = 2;
 
 /// Where set/add/get_or_set report an entry they evicted (any pointer may be null).
 template <class Key>
@@ -77,7 +79,7 @@ enum class cache_layout : std::uint8_t { value_slab = 0, inline_values = 1 };
 struct cache_storage {
   std::uint64_t* keys = nullptr;      ///< slot s's key words at keys + s x key_stride; the last is its tag
   std::uint64_t* values = nullptr;    ///< slot s's value words at values + s x value_stride
-  std::uint32_t* versions = nullptr;  ///< per slot: a seqlock (optimistic) or the seed's reader/writer lock (rw_lock)
+  std::uint32_t* versions = nullptr;  ///< per slot: the seed's reader/writer lock (rw_lock); null for optimistic
   std::uint64_t* stamps = nullptr;    ///< last access stamp per slot (advisory, for LRU)
   std::uint64_t* expires = nullptr;   ///< expiry time per slot, 0 = never
   std::uint32_t* locks = nullptr;     ///< one writer lock per bucket

@@ -1,13 +1,16 @@
 #pragma once
 // The two synchronization words of kv_cache (argument: docs/design/cache.md).
 //
-//  - A per-bucket writer lock (0 free, 1 held): every operation that changes a bucket holds its
-//    lock; an operation on key k takes both of k's buckets in ascending order (blocking), a
-//    cuckoo move takes any further bucket only by try-lock, so no cycle of waits can form.
-//  - Per slot, one 32-bit word in one of two roles (cache_slot_sync):
-//    optimistic (default): a version (seqlock): even = stable, odd = a writer is changing the
-//      slot. Readers never write shared memory for correctness: they read the versions, the
-//      slot, and the versions again, and retry unless nothing changed.
+//  - A per-bucket lock word that is also the bucket's version: even = free, odd = held. A writer
+//    takes it by fetch_or(1) (acquire; in when the old word was even: a taken word is left as it
+//    was) and releases it by adding 1 (release), so every hold of a bucket moves its word to the
+//    next even value. Every operation that changes a bucket holds its lock; an operation on key k
+//    takes both of k's buckets in ascending order (blocking), a cuckoo move takes any further
+//    bucket only by try-lock, so no cycle of waits can form. The optimistic readers validate
+//    against this word (slot_sync.hpp, optimistic_slots): unchanged and even = the bucket did not
+//    change in between.
+//  - Per slot, one 32-bit word (cache_slot_sync):
+//    optimistic (default): unused (the readers validate against the bucket lock words);
 //    rw_lock: the seed's reader/writer lock (CCHT section 4.4): 2 x (readers inside) + 1 while a
 //      writer is inside. Writer: atomicMax(word, 1), in when it returned 0. Reader:
 //      atomicAdd(word, 2), in when it returned an even word, else atomicSub(word, 2) and retry;
@@ -24,22 +27,19 @@
 
 namespace warpkv::detail {
 
+/// One attempt (acquire): true when the lock was taken (the word was even and is now odd). A
+/// failed attempt leaves the word as it was (or-ing 1 into an odd word).
+WARPKV_HD inline bool try_lock_bucket(std::uint32_t& word) {
+  return (atomic_ref<std::uint32_t>(word).fetch_or(1u, memory_order::acquire) & 1u) == 0;
+}
+
 /// Spins until the bucket lock is taken (acquire).
 WARPKV_HD inline void lock_bucket(std::uint32_t& word) {
-  for (int attempt = 0;; ++attempt) {
-    std::uint32_t expected = 0;
-    if (atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::acquire)) return;
-    backoff(attempt);
-  }
+  for (int attempt = 0; !try_lock_bucket(word); ++attempt) backoff(attempt);
 }
 
-/// One attempt; true when the lock was taken.
-WARPKV_HD inline bool try_lock_bucket(std::uint32_t& word) {
-  std::uint32_t expected = 0;
-  return atomic_ref<std::uint32_t>(word).compare_exchange(expected, 1u, memory_order::acquire);
-}
-
-WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).store(0u, memory_order::release); }
+/// Releases a held bucket lock (release): the word goes to the next even value.
+WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).fetch_add(1u, memory_order::release); }
 
 // ---- the seed's per-slot reader/writer lock (rw_lock mode) ----------------------------------
 /// One attempt of a writer: true when it is in (the word was 0 and is now 1).

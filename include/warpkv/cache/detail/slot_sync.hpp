@@ -4,6 +4,7 @@
 // candidates without the bucket locks. Each is a type with static members over a bucket view:
 //   value                                     its cache_slot_sync name (cache_config::sync)
 //   move_counters                             whether cuckoo moves keep per-bucket move counters
+//   locked(v, t)                              after the tile took bucket locks, before it writes
 //   open(v, t, slot) / close(v, t, slot, w)   a write window (the caller holds the bucket lock;
 //                                             w: what open returned)
 //   moving(v, t, fb, tb, start)               a cuckoo move between buckets fb and tb starts / ends
@@ -21,27 +22,29 @@
 
 namespace warpkv::detail {
 
-/// Per-slot versions (seqlocks) validated by readers that write nothing (the default).
+/// Optimistic reads validated by the bucket lock words (the buckets' versions: seqlocks) and
+/// written nothing (the default). A writer's slot stores need no window of their own: the held
+/// bucket lock is the odd version.
 struct optimistic_slots {
   static constexpr cache_slot_sync value = cache_slot_sync::optimistic;
   static constexpr bool move_counters = false;
 
-  /// Lane 0 makes the version odd by adding 1 (no load: only holders of the slot's bucket lock
-  /// change it, and an add needs no round trip to learn it); release fence: the odd version is
-  /// ordered before every data store of the window. Returns nothing close needs (0).
+  /// After the tile took bucket locks (lane 0, then a tile sync): every lane's release fence
+  /// orders the odd lock words before each store it makes under them (the seqlock writer's
+  /// fence: a reader that sees one of those stores sees the odd or a later word when it loads the
+  /// version again). Every lane, not lane 0 alone: a lane's stores are ordered after its own
+  /// fence, and the lock words before that fence through the tile sync.
   template <class View, class Tile>
-  WARPKV_HD static std::uint32_t open(const View& v, const Tile& t, std::size_t slot) {
-    if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v.s.versions[slot]).fetch_add(1u, memory_order::relaxed);
-    t.sync();
+  WARPKV_HD static void locked(const View&, const Tile&) {
     atomic_thread_fence(memory_order::release);
+  }
+  /// A slot's write window: nothing to do (the bucket's lock word is odd while it is held).
+  template <class View, class Tile>
+  WARPKV_HD static std::uint32_t open(const View&, const Tile&, std::size_t) {
     return 0;
   }
-  /// The even version: adding 1 with release, after every lane's stores.
   template <class View, class Tile>
-  WARPKV_HD static void close(const View& v, const Tile& t, std::size_t slot, std::uint32_t) {
-    t.sync();
-    if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v.s.versions[slot]).fetch_add(1u, memory_order::release);
-  }
+  WARPKV_HD static void close(const View&, const Tile&, std::size_t, std::uint32_t) {}
   template <class View, class Tile>
   WARPKV_HD static void moving(const View&, const Tile&, std::size_t, std::size_t, bool) {}
 
@@ -64,27 +67,24 @@ struct optimistic_slots {
 
   enum class probe_result { valid, busy, changed };
   /// One optimistic read of the lane-local candidates [0, count) (per_lane: the first bucket;
-  /// 2 x per_lane: both): versions, keys, value, versions again. `valid`: `hit` is the slot of
-  /// a live entry of q whose value is in `out` (npos: none among the candidates), all read
-  /// while no candidate changed; `busy`: a writer was inside a candidate; `changed`: one
-  /// changed meanwhile. Every lane issues all its loads of one step before it uses any of them
-  /// (no early exits between loads), so a step costs one round trip to memory: versions, keys,
-  /// value (with the hit slot's recency word), versions again.
+  /// 2 x per_lane: both): the buckets' versions (their lock words), keys, value, the versions
+  /// again. `valid`: `hit` is the slot of a live entry of q whose value is in `out` (npos: none
+  /// among the candidates), all read while no writer held a candidate bucket; `busy`: a writer
+  /// held one; `changed`: one was written meanwhile. Every lane issues all its loads of one step
+  /// before it uses any of them (no early exits between loads), so a step costs one round trip
+  /// to memory: versions, keys, value (with the hit slot's recency word), versions again.
   template <class Eviction, class View, class Tile>
   WARPKV_HD static probe_result probe(const View& v, const Tile& t, const std::uint64_t* q, std::uint32_t qd,
                                       const typename View::bucket_pair& p, cache_clock c, std::uint64_t* out, bool refresh,
                                       int count, std::size_t& hit) {
     constexpr int n = 2 * View::per_lane;
-    std::uint32_t ver[n];
-    bool stable = true;
-    for (int i = 0; i < count; ++i) {
-      ver[i] = atomic_ref<std::uint32_t>(v.s.versions[v.lane_slot(t, p, i)]).load(memory_order::relaxed);
-      stable = stable && (ver[i] & 1u) == 0;
-    }
-    // one fence for all version loads (as if each were an acquire load): they are ordered before
+    const bool both = count > View::per_lane;
+    const std::uint32_t v1 = v.bucket_version(p.first);
+    const std::uint32_t v2 = both ? v.bucket_version(p.second) : 0u;
+    // one fence for the version loads (as if each were an acquire load): they are ordered before
     // the key and value reads
     atomic_thread_fence(memory_order::acquire);
-    if (!t.all(stable)) return probe_result::busy;
+    if (!t.all(((v1 | v2) & 1u) == 0)) return probe_result::busy;
     bool match[n];
     for (int i = 0; i < count; ++i) {
       const std::size_t slot = v.lane_slot(t, p, i);
@@ -106,10 +106,8 @@ struct optimistic_slots {
     }
     atomic_thread_fence(memory_order::acquire);
     t.sync();  // every lane's value reads precede the hit slot's owner's second version read
-    bool same = true;
-    for (int i = 0; i < count; ++i)
-      same = (atomic_ref<std::uint32_t>(v.s.versions[v.lane_slot(t, p, i)]).load(memory_order::relaxed) == ver[i]) && same;
-    if (!t.all(same)) return probe_result::changed;  // a writer changed one of the slots: read again
+    const bool same = v.bucket_version(p.first) == v1 && (!both || v.bucket_version(p.second) == v2);
+    if (!t.all(same)) return probe_result::changed;  // a writer changed a candidate bucket: read again
     if (hit != View::npos && refresh && mine == hit) Eviction::touch(v, hit, c, seen);
     return probe_result::valid;
   }
@@ -121,6 +119,10 @@ struct optimistic_slots {
 struct rw_lock_slots {
   static constexpr cache_slot_sync value = cache_slot_sync::rw_lock;
   static constexpr bool move_counters = true;
+
+  /// After the tile took bucket locks: nothing (each slot's write lock orders its own stores).
+  template <class View, class Tile>
+  WARPKV_HD static void locked(const View&, const Tile&) {}
 
   /// Lane 0 takes the slot's writer lock, waiting for the readers inside to leave.
   template <class View, class Tile>
