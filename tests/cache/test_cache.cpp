@@ -1528,6 +1528,41 @@ struct set_one_per_tile {
   }
 };
 
+/// A 1024-slot cache (buckets of 4, tile 4) whose cuckoo moves stop at kick_load_limit, and its
+/// inserts of fresh keys (each key its own value; every one must report `inserted`).
+struct gated_cache {
+  cache_config cfg;
+  kv_cache<std::uint64_t, 4, 4> cache;
+  std::uint64_t next;
+  gated_cache(const execution& ex, int seed, double kick_load_limit)
+      : cfg(config(seed, kick_load_limit)), cache(cfg, ex), next(1 + 100000 * static_cast<std::uint64_t>(seed)) {}
+  static cache_config config(int seed, double kick_load_limit) {
+    cache_config c;
+    c.capacity = 1024;
+    c.value_bytes = 8;
+    c.max_kicks = 5000;
+    c.kick_load_limit = kick_load_limit;
+    c.seed = static_cast<std::uint64_t>(seed);
+    return c;
+  }
+  [[nodiscard]] std::size_t limit() const {
+    return static_cast<std::size_t>(cfg.kick_load_limit * static_cast<double>(cache.capacity()));
+  }
+  std::vector<std::uint64_t> fresh_keys(std::size_t n) {
+    std::vector<std::uint64_t> keys(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(next++);
+    return keys;
+  }
+  void insert(std::size_t n, cache_evictions<std::uint64_t>* ev) {
+    const std::vector<std::uint64_t> keys = fresh_keys(n);
+    std::vector<std::byte> bytes(n * 8);
+    std::memcpy(bytes.data(), keys.data(), bytes.size());
+    std::vector<status> st(n);
+    cache.set(keys, bytes, st, ev);
+    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(st[i], status::inserted);
+  }
+};
+
 // The cuckoo gate (kick_load_limit): below the limit an insert into two full buckets makes room
 // by cuckoo moves instead of evicting; once a batch starts at or above it, no entry moves (inserts
 // evict); and the gate follows the count back down. The batch write phase's fast pass reads the
@@ -1540,32 +1575,13 @@ TEST(CacheGate, KicksBelowTheLimitOnlyAndFollowsTheCount) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
   for (const int seed : {1, 2, 3}) {
-    cache_config cfg;
-    cfg.capacity = 1024;
-    cfg.value_bytes = 8;
-    cfg.max_kicks = 5000;
-    cfg.kick_load_limit = 0.75;
-    cfg.seed = static_cast<std::uint64_t>(seed);
-    kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
+    gated_cache g(ex, seed, 0.75);
+    auto& cache = g.cache;
     const auto ref = cache.ref();
-    const std::size_t limit = static_cast<std::size_t>(cfg.kick_load_limit * static_cast<double>(cache.capacity()));
-    std::uint64_t next = 1 + 100000 * static_cast<std::uint64_t>(seed);
-    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) {
-      std::vector<std::uint64_t> keys(n), vals(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        keys[i] = key_of<std::uint64_t>(next++);
-        vals[i] = keys[i];
-      }
-      std::vector<std::byte> bytes(n * 8);
-      std::memcpy(bytes.data(), vals.data(), bytes.size());
-      std::vector<status> st(n);
-      cache.set(keys, bytes, st, ev);
-      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(st[i], status::inserted);
-    };
+    const std::size_t limit = g.limit();
+    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) { g.insert(n, ev); };
     auto insert_by_kernel = [&](std::size_t n) {
-      std::vector<std::uint64_t> keys(n);
-      for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(next++);
-      auto k = buffer<std::uint64_t>::from_host(keys, ex);
+      auto k = buffer<std::uint64_t>::from_host(g.fresh_keys(n), ex);
       using ref_t = kv_cache<std::uint64_t, 4, 4>::ref_type;
       launch<4>(ex, n, simple_body<set_one_per_tile<ref_t>>{{ref, k.data(), k.data(), n, cache.reserve_stamps(n)}});
     };
@@ -1628,24 +1644,11 @@ TEST(CacheGate, ABatchThatCrossesTheLimitStopsMovingAtIt) {
   WARPKV_TEST_EXECUTION(ex);
   if (ex.where != backend::host) GTEST_SKIP() << "reads the table from the host";
   for (const int seed : {1, 2, 3}) {
-    cache_config cfg;
-    cfg.capacity = 1024;
-    cfg.value_bytes = 8;
-    cfg.max_kicks = 5000;
-    cfg.kick_load_limit = 0.6;
-    cfg.seed = static_cast<std::uint64_t>(seed);
-    kv_cache<std::uint64_t, 4, 4> cache(cfg, ex);
-    const auto ref = cache.ref();
-    const std::size_t limit = static_cast<std::size_t>(cfg.kick_load_limit * static_cast<double>(cache.capacity()));
-    std::uint64_t next = 1 + 100000 * static_cast<std::uint64_t>(seed);
-    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) {
-      std::vector<std::uint64_t> keys(n);
-      for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(next++);
-      std::vector<std::byte> bytes(n * 8);
-      std::memcpy(bytes.data(), keys.data(), bytes.size());
-      std::vector<status> st(n);
-      cache.set(keys, bytes, st, ev);
-    };
+    gated_cache g(ex, seed, 0.6);
+    const auto ref = g.cache.ref();
+    const std::size_t limit = g.limit();
+    auto& cache = g.cache;
+    auto insert = [&](std::size_t n, cache_evictions<std::uint64_t>* ev) { g.insert(n, ev); };
     while (ref.occupied_slots() + 16 < limit) insert(16, nullptr);  // batches that stay below it
     ASSERT_LT(ref.occupied_slots(), limit);
     cache_evictions<std::uint64_t> ev;
