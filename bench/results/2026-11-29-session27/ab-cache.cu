@@ -3,7 +3,8 @@
 // 2^20-key batches; fill to the load, then find of present keys, get_or_set half present / half
 // new, set of new keys), one binary per header tree. Medians of REPS CUDA-event timings after 1;
 // every found value checked against the value its key was written with.
-// AB_MAX_KICKS (environment): cache_config::max_kicks (default 5000).
+// AB_MAX_KICKS (environment): cache_config::max_kicks (default 5000). AB_VALUE_WORDS: value words
+// (default 4 = 32 bytes, HKV's dim 8; 16 = 128 bytes, its dim 32).
 // usage: ab-cache TAG [TILES=8; 1,2,4 with AB_ALL_TILES; 16 (W 16, T 8), 17 (W 16, T 16) with AB_WIDE] [LOADS=0.5,0.75,1.0] [REPS=5] [CAPACITY_LOG2=27]
 #include <algorithm>
 #include <cstdio>
@@ -24,10 +25,12 @@ void run(const char* tag, const std::vector<double>& loads, int reps, int cap_lo
   warpkv::cache_config cfg;
   cfg.capacity = std::size_t{1} << cap_log2;
   if (const char* mk = std::getenv("AB_MAX_KICKS")) cfg.max_kicks = (std::uint32_t)std::atoi(mk);
-  cfg.value_bytes = 32;
+  const char* vws = std::getenv("AB_VALUE_WORDS");  // value words (HKV's dim / 2): 4 (dim 8) or 16 (dim 32)
+  const std::size_t vw = vws != nullptr ? (std::size_t)std::atoi(vws) : 4;
+  cfg.value_bytes = 8 * vw;
   cache_t cache(cfg);
   const cudaStream_t st = cache.exec().stream;
-  const std::size_t batch = std::size_t{1} << 20, vw = 4;
+  const std::size_t batch = std::size_t{1} << 20;
   u64 *dk, *din, *dout; warpkv::status* dst;
   cudaMalloc(&dk, batch * 8); cudaMalloc(&din, batch * 8 * vw); cudaMalloc(&dout, batch * 8 * vw); cudaMalloc(&dst, batch);
   std::vector<u64> hk(batch), hin(batch * vw), hout(batch * vw);
@@ -45,8 +48,8 @@ void run(const char* tag, const std::vector<double>& loads, int reps, int cap_lo
     const std::size_t n = batch;
     auto emit = [&](const char* op, std::vector<double>& ms, u64 count, u64 wrong) {
       const double m = median(ms);
-      printf("{\"experiment\":\"cache-tile\",\"tag\":\"%s\",\"tile\":%d,\"bucket_width\":%d,\"max_kicks\":%u,\"capacity\":%zu,\"load\":%.2f,\"operation\":\"%s\",\"batch\":%zu,\"size\":%zu,\"count\":%llu,\"wrong_values\":%llu,\"ms\":%.4f,\"gkvs\":%.4f}\n",
-             tag, T, W, cfg.max_kicks, cache.capacity(), load, op, n, cache.size(), (unsigned long long)count, (unsigned long long)wrong, m, n / (m * 1e6));
+      printf("{\"experiment\":\"cache-tile\",\"tag\":\"%s\",\"tile\":%d,\"bucket_width\":%d,\"max_kicks\":%u,\"value_bytes\":%zu,\"capacity\":%zu,\"load\":%.2f,\"operation\":\"%s\",\"batch\":%zu,\"size\":%zu,\"count\":%llu,\"wrong_values\":%llu,\"ms\":%.4f,\"gkvs\":%.4f}\n",
+             tag, T, W, cfg.max_kicks, (std::size_t)cfg.value_bytes, cache.capacity(), load, op, n, cache.size(), (unsigned long long)count, (unsigned long long)wrong, m, n / (m * 1e6));
       fflush(stdout);
     };
     std::vector<double> ms; u64 found = 0, wrong = 0;
