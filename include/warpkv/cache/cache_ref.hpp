@@ -447,7 +447,8 @@ class cache_ref {
                             std::uint64_t expires, std::uint64_t stamp) const {
     const std::uint32_t ver = sync_policy::open(v_, t, slot);
     if (value != nullptr)
-      for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize) detail::store_word(v_.value_at(slot)[j], value[j]);
+      v_.copy_value_words(t, [&](std::uint32_t j) { return value[j]; },
+                          [&](std::uint32_t j, std::uint64_t w) { detail::store_word(v_.value_at(slot)[j], w); });
     if (t.thread_rank() == 0) {
       if (key != nullptr) {
         for (int j = 0; j < key_words; ++j) detail::store_word(v_.key_word(slot, j), key[j]);
@@ -568,7 +569,7 @@ class cache_ref {
       const std::uint64_t* value = ops.value();
       std::uint64_t* out = ops.out();
       if (m == mode::get_or_set && out != nullptr && value != nullptr)
-        for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize) out[j] = value[j];
+        v_.copy_value_words(t, [&](std::uint32_t j) { return value[j]; }, [&](std::uint32_t j, std::uint64_t w) { out[j] = w; });
     }
     v_.unlock_pair(t, p);
     if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = evicted ? 1 : 0;
@@ -657,8 +658,8 @@ class cache_ref {
       // counter change) and reads again
       sync_policy::moving(v_, t, fb, tb, true);
       const std::uint32_t ver = sync_policy::open(v_, t, to);
-      for (std::uint32_t j = t.thread_rank(); j < v_.value_words; j += TileSize)
-        detail::store_word(v_.value_at(to)[j], detail::load_word(v_.value_at(from)[j]));
+      v_.copy_value_words(t, [&](std::uint32_t j) { return detail::load_word(v_.value_at(from)[j]); },
+                          [&](std::uint32_t j, std::uint64_t w) { detail::store_word(v_.value_at(to)[j], w); });
       if (t.thread_rank() == 0) {
         for (int j = 0; j < key_words; ++j) detail::store_word(v_.key_word(to, j), w[j]);
         v_.set_digest(to, v_.digest_of(w));

@@ -96,10 +96,29 @@ struct bucket_view {
     for (int j = key_words - 1; j >= 0 && same; --j) same = load_word(key_word(slot, j)) == q[j];
     return same;
   }
-  /// Copies a slot's value (stable: the caller holds its bucket lock, or its reader lock) to `out`.
+  /// Words j = 0 .. value_words-1 of a value, the tile's lanes taking j = rank, rank + T, ...:
+  /// store(j, load(j)). Each lane loads up to value_chunk of its words into registers before it
+  /// stores any, so a value of up to value_chunk x T words costs one round trip, not one a word
+  /// (a load cannot be moved above a store to memory it may alias: the loop that stored each
+  /// word as it loaded it waited for every load; docs/perf.md, session 27, calls H and I). 2, not
+  /// 4: at 4 the u64 read kernel spills 8 bytes at its 64-register budget.
+  static constexpr std::uint32_t value_chunk = 2;
+  template <class Tile, class Load, class Store>
+  WARPKV_HD void copy_value_words(const Tile& t, const Load& load, const Store& store) const {
+    for (std::uint32_t base = t.thread_rank(); base < value_words; base += value_chunk * TileSize) {
+      std::uint64_t w[value_chunk] = {};  // g++ cannot see that every stored word was loaded
+      for (std::uint32_t c = 0; c < value_chunk; ++c)
+        if (base + c * TileSize < value_words) w[c] = load(base + c * TileSize);
+      for (std::uint32_t c = 0; c < value_chunk; ++c)
+        if (base + c * TileSize < value_words) store(base + c * TileSize, w[c]);
+    }
+  }
+  /// Copies a slot's value (stable: the caller holds its bucket lock, or read it inside a
+  /// validated optimistic read, or holds its reader lock) to `out`.
   template <class Tile>
   WARPKV_HD void copy_value(const Tile& t, std::size_t slot, std::uint64_t* out) const {
-    for (std::uint32_t j = t.thread_rank(); j < value_words; j += TileSize) out[j] = load_word(value_at(slot)[j]);
+    const std::uint64_t* v = value_at(slot);
+    copy_value_words(t, [&](std::uint32_t j) { return load_word(v[j]); }, [&](std::uint32_t j, std::uint64_t w) { out[j] = w; });
   }
 
   // ---- key match (digests) ---------------------------------------------------------------------
