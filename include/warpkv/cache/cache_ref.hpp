@@ -330,8 +330,6 @@ class cache_ref {
     else if (batch > kick_slots_ - filled) v_.set_kick_gate(kick_gate_near_word);
     else v_.set_kick_gate(kick_gate_open_word);
   }
-  /// Whether the kick gate word is closed (the fast pass then evicts instead of deferring).
-  WARPKV_HD bool kick_gate_closed() const { return v_.kick_gate_closed(); }
   WARPKV_HD Key slot_key(std::size_t slot) const {
     std::uint64_t w[key_words];
     v_.load_key(slot, w);
@@ -647,8 +645,8 @@ class cache_ref {
     got = t.shfl(got, 0);
     t.sync();  // the locks taken by lane 0 order every lane's accesses
     const bool ok = (got & 4u) != 0;
-    if (ok) sync_policy::locked(v_, t);  // the buckets this move locked (p's: at lock_pair)
     if (ok) {
+      sync_policy::locked(v_, t);  // the buckets this move locked (p's: at lock_pair)
       std::uint64_t w[key_words];
       v_.load_key(from, w);
       const std::uint64_t expires = detail::load_word(v_.s.expires[from]);

@@ -246,7 +246,6 @@ struct bucket_view {
   WARPKV_HD std::uint64_t kick_gate() const {
     return atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).load(memory_order::relaxed);
   }
-  WARPKV_HD bool kick_gate_closed() const { return kick_gate() == kick_gate_closed_word; }
   WARPKV_HD void set_kick_gate(std::uint64_t w) const {
     atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(w, memory_order::relaxed);
   }
