@@ -501,6 +501,45 @@ TEST(CacheSlotLock, ExcludesWritersFromReaders) {
 }
 
 // ---- expiry ------------------------------------------------------------------------------
+// An insert into an empty slot without a TTL does not store the expiry word (the empty slot's is
+// 0: write_slot's was_empty): every way a slot is emptied must leave 0 there, or the new entry
+// would read as expired. Slots emptied by erase (of live and of expired entries) and by erase_if.
+TEST(CacheExpiry, AnEmptiedSlotTakesANewEntryWithoutTheOldExpiry) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 16;
+  cfg.value_bytes = 16;
+  kv_cache<std::uint64_t, 4, 1> cache(cfg, ex);
+  cache.set_time(100);
+  std::vector<std::uint64_t> keys(16);
+  for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1 + i;
+  std::vector<status> st(keys.size());
+  cache.set(keys, values_for(cache, keys, std::vector<std::uint64_t>(keys.size(), 1)), st, nullptr,
+            std::vector<std::uint64_t>(keys.size(), 150));
+  std::size_t held = 0;
+  for (const status s : st) held += s == status::inserted ? 1 : 0;
+  ASSERT_GT(held, 8u);
+  // half erased while live, the rest after they expired (dropped), or by erase_if
+  std::vector<std::uint64_t> first(keys.begin(), keys.begin() + 8), rest(keys.begin() + 8, keys.end());
+  std::vector<status> s8(8);
+  cache.erase(first, s8);
+  cache.set_time(200);
+  std::vector<status> s4(4);
+  cache.erase(std::vector<std::uint64_t>(rest.begin(), rest.begin() + 4), s4);
+  cache.erase_if(cache_score_at_least{0});  // every remaining entry
+  EXPECT_EQ(cache.size(), 0u);
+  // new keys, no TTL: each lands in an emptied slot and stays live at any time
+  std::vector<std::uint64_t> fresh(8);
+  for (std::size_t i = 0; i < fresh.size(); ++i) fresh[i] = 1000 + i;
+  std::vector<status> sf(fresh.size());
+  cache.set(fresh, values_for(cache, fresh, std::vector<std::uint64_t>(fresh.size(), 1)), sf);
+  for (std::size_t i = 0; i < fresh.size(); ++i) ASSERT_EQ(sf[i], status::inserted) << fresh[i];
+  cache.set_time(1000000);
+  cache.contains(fresh, sf);
+  for (std::size_t i = 0; i < fresh.size(); ++i) EXPECT_EQ(sf[i], status::found) << fresh[i];
+  EXPECT_EQ(cache.size(), fresh.size());
+}
+
 TEST(CacheExpiry, ExpiredReadsAsMissAndGoesFirst) {
   WARPKV_TEST_EXECUTION(ex);
   cache_config cfg;

@@ -376,9 +376,9 @@ class cache_ref {
     std::size_t hit = npos, victim = npos;
     bool hit_expired = false;  // the expiry of this lane's hit, as the scan loaded it
     std::uint64_t oldest = ~0ull;
-    // every word the scan needs is loaded before any is used: one round trip, not one per test
+    // the keys (and expiry words) of every candidate are loaded before any is used: one round
+    // trip; the eviction ranks only when the write must evict (no hit, no free or stale slot)
     bool empty[2 * per_lane], match[2 * per_lane], expired[2 * per_lane];
-    std::uint64_t rank[2 * per_lane];
     for (int i = 0; i < 2 * per_lane; ++i) {
       const std::size_t slot = v_.lane_slot(t, p, i);
       const std::uint64_t tag = detail::load_word(v_.key_word(slot, key_words - 1));
@@ -387,7 +387,6 @@ class cache_ref {
       empty[i] = tag == layout::empty_tag;
       match[i] = same;  // a valid key is never the empty tag
       expired[i] = v_.slot_expired(slot, now);
-      rank[i] = eviction_policy::rank(v_, t, i, slot, start);
     }
     bool stale_at[2 * per_lane];  // expired entries of other keys
     for (int i = 0; i < 2 * per_lane; ++i) {
@@ -399,14 +398,7 @@ class cache_ref {
         hit_expired = expired[i];
         continue;
       }
-      if (expired[i]) {
-        stale_at[i] = true;
-        continue;
-      }
-      if (rank[i] < oldest || (rank[i] == oldest && slot < victim)) {
-        oldest = rank[i];
-        victim = slot;
-      }
+      if (expired[i]) stale_at[i] = true;
     }
     scan_result r;
     // the hit of the lowest lane that has one, with the expiry the scan read (not loaded again)
@@ -420,6 +412,17 @@ class cache_ref {
     // so entries fill their first bucket first and reads find most of them there (probe)
     r.free = v_.first_in_order(t, p, empty);
     r.stale = v_.first_in_order(t, p, stale_at);
+    if (r.hit == npos && r.free == npos && r.stale == npos) {
+      // every candidate holds a live entry of another key: this lane's eviction candidate
+      for (int i = 0; i < 2 * per_lane; ++i) {
+        const std::size_t slot = v_.lane_slot(t, p, i);
+        const std::uint64_t rank = eviction_policy::rank(v_, t, i, slot, start);
+        if (rank < oldest || (rank == oldest && slot < victim)) {
+          oldest = rank;
+          victim = slot;
+        }
+      }
+    }
     r.victim = victim;
     r.victim_rank = oldest;
     return r;
@@ -439,10 +442,13 @@ class cache_ref {
   }
 
   /// Writes a whole slot inside its write window. The caller holds the slot's bucket lock.
-  /// `key` null leaves the key words; `value` null leaves the value words.
+  /// `key` null leaves the key words; `value` null leaves the value words. `was_empty`: the slot
+  /// held no entry, so its expiry word is 0 (every path that empties a slot, clear_slot, stores
+  /// 0 there, and the table starts zeroed): an expiry of 0 is not stored again (one 8-byte store
+  /// fewer per insert without a TTL; the write pass is bound by its random sectors).
   template <class Tile>
   WARPKV_HD void write_slot(const Tile& t, std::size_t slot, const std::uint64_t* key, const std::uint64_t* value,
-                            std::uint64_t expires, std::uint64_t stamp) const {
+                            std::uint64_t expires, std::uint64_t stamp, bool was_empty = false) const {
     const std::uint32_t ver = sync_policy::open(v_, t, slot);
     if (value != nullptr)
       v_.copy_value_words(t, [&](std::uint32_t j) { return value[j]; },
@@ -452,7 +458,7 @@ class cache_ref {
         for (int j = 0; j < key_words; ++j) detail::store_word(v_.key_word(slot, j), key[j]);
         v_.set_digest(slot, key[key_words - 1] == layout::empty_tag ? 0u : v_.digest_of(key));
       }
-      detail::store_word(v_.s.expires[slot], expires);
+      if (!(was_empty && expires == 0)) detail::store_word(v_.s.expires[slot], expires);
       detail::store_word(v_.s.stamps[slot], stamp);
     }
     sync_policy::close(v_, t, slot, ver);
@@ -562,7 +568,7 @@ class cache_ref {
       }
       std::uint64_t q[key_words];
       layout::to_words(k, q);
-      write_slot(t, target, q, ops.value(), ops.expires(), eviction_policy::inserted_score(ops.clock(), ops.score()));
+      write_slot(t, target, q, ops.value(), ops.expires(), eviction_policy::inserted_score(ops.clock(), ops.score()), fills_empty);
       if (fills_empty) v_.count_occupied(t, target, 1);
       const std::uint64_t* value = ops.value();
       std::uint64_t* out = ops.out();
