@@ -500,6 +500,60 @@ TEST(CacheSlotLock, ExcludesWritersFromReaders) {
   EXPECT_GT(reads.load(), 0);
 }
 
+// ---- the fast write pass's one-lock path -----------------------------------------------------
+// While the table is sparse, a batch's fast write pass holds its key's first bucket's lock alone
+// (docs/design/cache.md, "One lock") and must still find the key in its second bucket, then take
+// that lock too. Keys left in their second buckets by a nearly full table, three in four erased,
+// the rest updated in one batch: every update assigns (none inserts a second copy into the first
+// bucket, which has room now), the size stays, and each key reads its new value.
+TEST(CacheOneLock, UpdatesFindKeysInTheirSecondBucket) {
+  WARPKV_TEST_EXECUTION(ex);
+  cache_config cfg;
+  cfg.capacity = 1024;
+  cfg.value_bytes = 24;
+  kv_cache<std::uint64_t, 8, 8> cache(cfg, ex);
+  const std::size_t n = 1000;  // ~98 % of the slots
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = key_of<std::uint64_t>(i + 1);
+  for (std::size_t i = 0; i < n; i += 100) {
+    std::vector<std::uint64_t> slice(keys.begin() + static_cast<std::ptrdiff_t>(i), keys.begin() + static_cast<std::ptrdiff_t>(i + 100));
+    std::vector<status> st(slice.size());
+    cache.set(slice, values_for(cache, slice, std::vector<std::uint64_t>(slice.size(), 1)), st);
+  }
+  std::vector<status> cs(n);
+  cache.contains(keys, cs);
+  std::vector<std::uint64_t> kept, dropped;
+  for (std::size_t i = 0; i < n; ++i)
+    if (cs[i] == status::found) (i % 4 == 0 ? kept : dropped).push_back(keys[i]);
+  ASSERT_GT(kept.size(), 150u);
+  std::vector<status> es(dropped.size());
+  cache.erase(dropped, es);
+  ASSERT_EQ(cache.size(), kept.size());
+  if (ex.where == backend::host) {  // the case under test occurs: a key in its second bucket, its first with room
+    const auto ref = cache.ref();
+    std::size_t second = 0;
+    for (const std::uint64_t k : kept) {
+      const auto p = ref.buckets_of(k);
+      bool in_second = false, room = false;
+      for (std::size_t s = p.second * 8; s < p.second * 8 + 8; ++s) in_second = in_second || (!ref.slot_empty(s) && ref.slot_key(s) == k);
+      for (std::size_t s = p.first * 8; s < p.first * 8 + 8; ++s) room = room || ref.slot_empty(s);
+      second += in_second && room ? 1 : 0;
+    }
+    ASSERT_GT(second, 0u);
+  }
+  std::vector<status> us(kept.size());
+  cache.set(kept, values_for(cache, kept, std::vector<std::uint64_t>(kept.size(), 2)), us);
+  for (std::size_t i = 0; i < kept.size(); ++i) ASSERT_EQ(us[i], status::assigned) << kept[i];
+  EXPECT_EQ(cache.size(), kept.size());
+  std::vector<std::byte> out(kept.size() * cache.value_stride());
+  std::vector<status> gs(kept.size());
+  cache.get(kept, out, gs);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    ASSERT_EQ(gs[i], status::found) << kept[i];
+    EXPECT_EQ(check_value(key_id_bits(kept[i]), words_at(out, i, cache.value_stride()), cache.value_stride() / 8), 2u) << kept[i];
+  }
+}
+
 // ---- expiry ------------------------------------------------------------------------------
 // An insert into an empty slot without a TTL does not store the expiry word (the empty slot's is
 // 0: write_slot's was_empty): every way a slot is emptied must leave 0 there, or the new entry

@@ -326,6 +326,8 @@ class cache_ref {
   /// complete pass then sums the count per insert into full buckets, as a user kernel's write).
   WARPKV_HD void refresh_kick_gate(std::size_t batch) const {
     const std::size_t filled = v_.occupied_slots();
+    const std::size_t slots = v_.buckets * static_cast<std::size_t>(BucketWidth);
+    v_.set_first_bucket_writes(filled + batch <= slots / 8 * first_bucket_load_eighths);
     if (v_.buckets < 2 || max_kicks_ == 0 || filled >= kick_slots_) v_.set_kick_gate(kick_gate_closed_word);
     else if (batch > kick_slots_ - filled) v_.set_kick_gate(kick_gate_near_word);
     else v_.set_kick_gate(kick_gate_open_word);
@@ -515,8 +517,54 @@ class cache_ref {
       return status::invalid_key;
     }
     const bucket_pair p = pair_of(k);
-    lock_pair(t, p);
-    scan_result r = locked_scan(t, k, p, ops.clock());
+    bucket_pair held = p;  // the buckets whose locks this write holds
+    scan_result r;
+    bool one_lock = false;
+    if constexpr (P == cache_pass::fast && key_words == 1 && sync_policy::value == cache_slot_sync::optimistic) {
+      std::uint32_t on = 0;
+      if (t.thread_rank() == 0) on = v_.first_bucket_writes() ? 1u : 0u;
+      one_lock = p.second != p.first && t.shfl(on, 0) != 0;
+    }
+    if (one_lock) {
+      // One lock (docs/design/cache.md, "One lock"): k's first bucket's alone while the write
+      // stays in it (a hit there, or no hit and its first expired or free slot). Every writer of
+      // k holds k's first bucket, so while this tile holds it k cannot enter the second bucket;
+      // it can only leave it (evicted by a writer of another key), and a one-word key is read
+      // whole: the unlocked scan of the second bucket cannot miss k there.
+      held = bucket_pair{p.first, p.first};
+      if (t.thread_rank() == 0) detail::lock_bucket(v_.s.locks[p.first]);
+      t.sync();
+      sync_policy::locked(v_, t);
+      r = locked_scan(t, k, p, ops.clock());
+      const std::size_t at = r.hit != npos ? r.hit : r.stale != npos ? r.stale : r.free;
+      if (at == npos && kicks_allowed<P>(t)) {
+        // both buckets full as far as the scan saw, cuckoo moves allowed: the complete pass's
+        // work (as below), without the second lock; nothing was written under the first
+        if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v_.s.locks[p.first]).fetch_add(1u, memory_order::relaxed);
+        return status::full;
+      }
+      if (at == npos || at / BucketWidth != p.first) {
+        // the write leaves the first bucket: the second's lock too (blocking only in the lock
+        // order; else one attempt, and on failure both in order), then both scanned again
+        std::uint32_t got = 0;
+        if (t.thread_rank() == 0) {
+          if (p.second > p.first) {
+            detail::lock_bucket(v_.s.locks[p.second]);
+            got = 1;
+          } else {
+            got = detail::try_lock_bucket(v_.s.locks[p.second]) ? 1u : 0u;
+            if (got == 0) atomic_ref<std::uint32_t>(v_.s.locks[p.first]).fetch_add(1u, memory_order::relaxed);  // nothing written
+          }
+        }
+        if (t.shfl(got, 0) == 0) v_.lock_pair(t, p);
+        held = p;
+        sync_policy::locked(v_, t);
+        r = locked_scan(t, k, p, ops.clock());
+      }
+    } else {
+      lock_pair(t, p);
+      r = locked_scan(t, k, p, ops.clock());
+    }
     status st = status::inserted;
     bool evicted = false;  // reported once, after the unlock (one store of the flag per write)
     if (r.hit != npos && !r.hit_expired) {
@@ -542,7 +590,7 @@ class cache_ref {
       if (target == npos && kicks_allowed<P>(t)) {
         if constexpr (P == cache_pass::fast) {
           // both buckets full and cuckoo moves may make room: the complete pass's work
-          v_.unlock_pair(t, p);
+          v_.unlock_pair(t, held);
           return status::full;
         } else {
           // a walk may pass through p's own buckets (we hold them) even when it fails: scan again
@@ -575,7 +623,7 @@ class cache_ref {
       if (m == mode::get_or_set && out != nullptr && value != nullptr)
         v_.copy_value_words(t, [&](std::uint32_t j) { return value[j]; }, [&](std::uint32_t j, std::uint64_t w) { out[j] = w; });
     }
-    v_.unlock_pair(t, p);
+    v_.unlock_pair(t, held);
     if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = evicted ? 1 : 0;
     return st;
   }

@@ -249,6 +249,14 @@ struct bucket_view {
   WARPKV_HD void set_kick_gate(std::uint64_t w) const {
     atomic_ref<unsigned long long>(s.occupied[kick_gate_index]).store(w, memory_order::relaxed);
   }
+  /// Whether the batch's fast write pass may take a key's first bucket's lock alone (the gate
+  /// pass's choice by the load: cache_ref::refresh_kick_gate; docs/design/cache.md, "One lock").
+  WARPKV_HD bool first_bucket_writes() const {
+    return atomic_ref<unsigned long long>(s.occupied[first_bucket_gate_index]).load(memory_order::relaxed) != 0;
+  }
+  WARPKV_HD void set_first_bucket_writes(bool on) const {
+    atomic_ref<unsigned long long>(s.occupied[first_bucket_gate_index]).store(on ? 1u : 0u, memory_order::relaxed);
+  }
   /// Adds `delta` to the filled-slot count of slot's shard (lane 0).
   template <class Tile>
   WARPKV_HD void count_occupied(const Tile& t, std::size_t slot, unsigned long long delta) const {

@@ -38,6 +38,12 @@ inline constexpr std::size_t kick_gate_index = occupancy_shards * occupancy_stri
 inline constexpr std::size_t occupancy_words = kick_gate_index + occupancy_stride;
 /// The kick gate word's values (bucket_view::kick_gate): open (0, also after clear()), closed, near.
 inline constexpr std::uint64_t kick_gate_open_word = 0, kick_gate_closed_word = 1, kick_gate_near_word = 2;
+/// The first-bucket word (bucket_view::first_bucket_writes), beside the kick gate word in its
+/// sector: nonzero while the batch's fast write pass may hold a key's first bucket's lock alone
+/// (the gate pass sets it when the table, with the whole batch inserted, stays at most
+/// first_bucket_load_eighths / 8 full; 0 after clear(): the two-lock path).
+inline constexpr std::size_t first_bucket_gate_index = kick_gate_index + 1;
+inline constexpr std::size_t first_bucket_load_eighths = 5;
 
 /// Where set/add/get_or_set report an entry they evicted (any pointer may be null).
 template <class Key>
