@@ -540,7 +540,7 @@ class cache_ref {
       if (at == npos && kicks_allowed<P>(t)) {
         // both buckets full as far as the scan saw, cuckoo moves allowed: the complete pass's
         // work (as below), without the second lock; nothing was written under the first
-        if (t.thread_rank() == 0) atomic_ref<std::uint32_t>(v_.s.locks[p.first]).fetch_add(1u, memory_order::relaxed);
+        if (t.thread_rank() == 0) detail::unlock_bucket_unwritten(v_.s.locks[p.first]);
         return status::full;
       }
       if (at == npos || at / BucketWidth != p.first) {
@@ -553,7 +553,7 @@ class cache_ref {
             got = 1;
           } else {
             got = detail::try_lock_bucket(v_.s.locks[p.second]) ? 1u : 0u;
-            if (got == 0) atomic_ref<std::uint32_t>(v_.s.locks[p.first]).fetch_add(1u, memory_order::relaxed);  // nothing written
+            if (got == 0) detail::unlock_bucket_unwritten(v_.s.locks[p.first]);
           }
         }
         if (t.shfl(got, 0) == 0) v_.lock_pair(t, p);

@@ -5,7 +5,7 @@
 #include "warpkv/cache/kv_cache.hpp"
 using u64 = std::uint64_t;
 static u64 fmix(u64 k) { k ^= k >> 33; k *= 0xff51afd7ed558ccdull; k ^= k >> 33; k *= 0xc4ceb9fe1a85ec53ull; k ^= k >> 33; return k; }
-int main(int argc, char** argv) {
+int main(int, char** argv) {
   warpkv::cache_config cfg;
   cfg.capacity = std::size_t{1} << 18;
   cfg.value_bytes = 8;

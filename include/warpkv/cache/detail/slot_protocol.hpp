@@ -40,6 +40,9 @@ WARPKV_HD inline void lock_bucket(std::uint32_t& word) {
 
 /// Releases a held bucket lock (release): the word goes to the next even value.
 WARPKV_HD inline void unlock_bucket(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).fetch_add(1u, memory_order::release); }
+/// Releases a bucket lock under which nothing was written (relaxed: nothing to publish; what was
+/// read under it is discarded, or decides only a deferral to a later pass).
+WARPKV_HD inline void unlock_bucket_unwritten(std::uint32_t& word) { atomic_ref<std::uint32_t>(word).fetch_add(1u, memory_order::relaxed); }
 
 // ---- the seed's per-slot reader/writer lock (rw_lock mode) ----------------------------------
 /// One attempt of a writer: true when it is in (the word was 0 and is now 1).
