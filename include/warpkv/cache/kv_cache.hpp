@@ -752,22 +752,22 @@ class kv_cache {
     visit([&]<class D>(std::type_identity<D>) {
       using ref_type = ref_of<D>;
       using read_ref_type = ref_of<D, read_tile_size>;
-      const detail::cache_batch_args<ref_type> a{.ref = ref_as<D>(),
-                                                 .ops = ops,
-                                                 .uniform = uniform,
-                                                 .keys = keys,
-                                                 .values_in = values_in,
-                                                 .values_out = values_out,
-                                                 .expires = expires_at,
-                                                 .stamp_base = stamp_base,
-                                                 .now = now,
-                                                 .epoch = epoch,
-                                                 .scores = scores,
-                                                 .evicted_keys = ev_keys,
-                                                 .evicted_values = ev_values,
-                                                 .evicted_flags = ev_flags,
-                                                 .evicted_scores = ev_scores,
-                                                 .groups = groups};
+      const detail::cache_batch_fields<Key> fields{.ops = ops,
+                                                   .uniform = uniform,
+                                                   .keys = keys,
+                                                   .values_in = values_in,
+                                                   .values_out = values_out,
+                                                   .expires = expires_at,
+                                                   .stamp_base = stamp_base,
+                                                   .now = now,
+                                                   .epoch = epoch,
+                                                   .scores = scores,
+                                                   .evicted_keys = ev_keys,
+                                                   .evicted_values = ev_values,
+                                                   .evicted_flags = ev_flags,
+                                                   .evicted_scores = ev_scores,
+                                                   .groups = groups};
+      const detail::cache_batch_args<ref_type> a{fields, ref_as<D>()};
       // the read phase, then the write phase's fast pass over what it left, then the complete
       // pass over what the fast pass left (cuckoo walks; without statuses the complete pass alone)
       if (has_reads) {  // the read phase at its own tile (read_tile_size), over the same arguments

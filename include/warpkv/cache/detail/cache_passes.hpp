@@ -18,12 +18,10 @@
 namespace warpkv {
 namespace detail {
 
-/// A batch as both of its phases see it: the cache, the batch's arrays (in the backend's
-/// memory, null where the batch has none), its clock and its operation groups.
-template <class Ref>
-struct cache_batch_args {
-  using Key = typename Ref::key_type;
-  Ref ref;
+/// A batch's arrays (in the backend's memory, null where the batch has none), its clock and its
+/// operation groups: what every phase of the batch sees, whatever ref (tile) it runs with.
+template <class Key>
+struct cache_batch_fields {
   const cache_op* ops = nullptr;  ///< per-operation codes, or null: every operation is `uniform`
   cache_op uniform = cache_op::get;
   const Key* keys = nullptr;
@@ -46,15 +44,21 @@ struct cache_batch_args {
   WARPKV_HD cache_clock clock(std::size_t i) const { return cache_clock{stamp_base + i, now, stamp_base, epoch}; }
 };
 
+/// A batch as one of its phases sees it: its fields and the cache's ref the phase runs with
+/// (initialized as {fields, ref}).
+template <class Ref>
+struct cache_batch_args : cache_batch_fields<typename Ref::key_type> {
+  using Key = typename Ref::key_type;
+  Ref ref;
+};
+
 /// The same batch's arguments over another ref of the same storage (kv_cache's read phase runs
-/// at its own tile, kv_cache::read_tile_size).
+/// at its own tile, kv_cache::read_tile_size): the fields copied whole, so a field added to the
+/// batch reaches every phase.
 template <class To, class From>
 cache_batch_args<To> with_ref(const cache_batch_args<From>& a, const To& ref) {
   static_assert(std::is_same_v<typename To::key_type, typename From::key_type>, "the same key type");
-  return cache_batch_args<To>{ref,          a.ops,          a.uniform,      a.keys,          a.values_in,
-                              a.values_out, a.expires,      a.expires_all,  a.stamp_base,    a.now,
-                              a.epoch,      a.scores,       a.evicted_keys, a.evicted_values, a.evicted_flags,
-                              a.evicted_scores, a.groups};
+  return cache_batch_args<To>{static_cast<const cache_batch_fields<typename From::key_type>&>(a), ref};
 }
 
 /// A write's operands loaded from the batch's arrays where the write uses them (operation i):
