@@ -95,6 +95,24 @@ std::size_t scaled(std::size_t n, std::size_t at_least = 1) {
   return std::max<std::size_t>(at_least, static_cast<std::size_t>(static_cast<double>(n) * test_scale()));
 }
 
+// ---- looking at the table from the host (host backend, between batches) ----------------------
+/// Whether bucket b of ref's table holds key k.
+template <class Ref>
+bool bucket_holds(const Ref& ref, std::size_t b, const typename Ref::key_type& k) {
+  constexpr std::size_t W = Ref::bucket_width;
+  for (std::size_t s = b * W; s < b * W + W; ++s)
+    if (!ref.slot_empty(s) && ref.slot_key(s) == k) return true;
+  return false;
+}
+/// Whether bucket b of ref's table has an empty slot.
+template <class Ref>
+bool bucket_has_room(const Ref& ref, std::size_t b) {
+  constexpr std::size_t W = Ref::bucket_width;
+  for (std::size_t s = b * W; s < b * W + W; ++s)
+    if (ref.slot_empty(s)) return true;
+  return false;
+}
+
 // ---- sequential model from the cache's own eviction reports ------------------------------
 template <class Cache>
 class CacheModel : public ::testing::Test {};
@@ -104,7 +122,16 @@ using ModelCaches = ::testing::Types<config_cache<std::uint64_t, 4, 1>, config_c
                                      kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_lfu>,
                                      kv_cache<std::uint64_t, 8, 2, cache_designs::optimistic_epoch_lru>,
                                      kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_epoch_lfu>,
-                                     kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_custom>>;
+                                     kv_cache<std::uint64_t, 4, 1, cache_designs::optimistic_custom>,
+                                     // one bucket per key (HierarchicalKV's placement): key words read
+                                     // strided (W 32 T 4), digests a word per lane (W 16 T 2)
+                                     kv_cache<std::uint64_t, 32, 4, cache_designs::one_bucket_lru>,
+                                     kv_cache<byte_key<32>, 16, 2,
+                                              cache_design<detail::optimistic_slots, detail::clock_eviction,
+                                                           detail::inline_values, detail::digest_keys, detail::one_bucket>>,
+                                     kv_cache<std::uint64_t, 8, 4,
+                                              cache_design<detail::rw_lock_slots, detail::random_eviction,
+                                                           detail::value_slab, detail::plain_keys, detail::one_bucket>>>;
 /// cfg as a cache of type Cache takes it: a fixed design's own fields in place of the cycled ones.
 template <class Cache>
 cache_config for_design(cache_config cfg) {
@@ -534,10 +561,7 @@ TEST(CacheOneLock, UpdatesFindKeysInTheirSecondBucket) {
     std::size_t second = 0;
     for (const std::uint64_t k : kept) {
       const auto p = ref.buckets_of(k);
-      bool in_second = false, room = false;
-      for (std::size_t s = p.second * 8; s < p.second * 8 + 8; ++s) in_second = in_second || (!ref.slot_empty(s) && ref.slot_key(s) == k);
-      for (std::size_t s = p.first * 8; s < p.first * 8 + 8; ++s) room = room || ref.slot_empty(s);
-      second += in_second && room ? 1 : 0;
+      second += bucket_holds(ref, p.second, k) && bucket_has_room(ref, p.first) ? 1 : 0;
     }
     ASSERT_GT(second, 0u);
   }
@@ -1026,6 +1050,17 @@ TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesUnderScorePolicies
   race<kv_cache<std::uint64_t, 8, 2, cache_designs::optimistic_custom>>(ex, {.value_bytes = 32, .max_kicks = 0});
   race<kv_cache<std::uint64_t, 4, 4, cache_design<rw_lock_slots, lfu_eviction, inline_values, plain_keys>>>(
       ex, {.value_bytes = 100, .max_kicks = 5000});
+}
+
+// The same race with one bucket per key (HierarchicalKV's placement): writes lock one bucket;
+// with digests and 8 slots a lane (W 16 T 2) the locked scan reads a digest word per lane and a
+// key's words only where its digest matches.
+TEST(CacheConcurrency, RacingTilesNeverReadTornOrForeignValuesInOneBucket) {
+  WARPKV_TEST_EXECUTION(ex);
+  using namespace detail;
+  race<kv_cache<std::uint64_t, 32, 4, cache_designs::one_bucket_lru>>(ex, {.value_bytes = 100});
+  race<kv_cache<std::uint64_t, 16, 2, cache_design<optimistic_slots, clock_eviction, value_slab, digest_keys, one_bucket>>>(
+      ex, {.value_bytes = 32});
 }
 
 // The same race with the seed's per-slot reader/writer locks (and clock eviction).
@@ -1537,30 +1572,20 @@ TEST(CachePlacement, EntriesFillTheirFirstBucketFirst) {
   cfg.max_kicks = 0;  // no cuckoo moves: an entry stays where its insert put it
   kv_cache<std::uint64_t, 8, 4> cache(cfg, ex);
   const auto ref = cache.ref();
-  auto bucket_has_room = [&](std::size_t b) {
-    for (std::size_t s = b * 8; s < b * 8 + 8; ++s)
-      if (ref.slot_empty(s)) return true;
-    return false;
-  };
-  auto bucket_holds = [&](std::size_t b, std::uint64_t k) {
-    for (std::size_t s = b * 8; s < b * 8 + 8; ++s)
-      if (!ref.slot_empty(s) && ref.slot_key(s) == k) return true;
-    return false;
-  };
   std::size_t in_first = 0, first_had_room = 0;
   const std::size_t n = scaled(230, 120);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t k = key_of<std::uint64_t>(i + 1);
     const auto p = ref.buckets_of(k);
-    const bool room = bucket_has_room(p.first);
+    const bool room = bucket_has_room(ref, p.first);
     std::vector<std::uint64_t> keys{k}, val{i};
     std::vector<std::byte> bytes(8);
     std::memcpy(bytes.data(), val.data(), 8);
     std::vector<status> st(1);
     cache.set(keys, bytes, st);
     ASSERT_EQ(st[0], status::inserted);
-    const bool first = bucket_holds(p.first, k);
-    ASSERT_TRUE(first || bucket_holds(p.second, k)) << "key " << i << " in neither of its buckets";
+    const bool first = bucket_holds(ref, p.first, k);
+    ASSERT_TRUE(first || bucket_holds(ref, p.second, k)) << "key " << i << " in neither of its buckets";
     if (room) {
       ++first_had_room;
       ASSERT_TRUE(first) << "key " << i << " went to its second bucket while its first had room";
@@ -1569,6 +1594,68 @@ TEST(CachePlacement, EntriesFillTheirFirstBucketFirst) {
   }
   EXPECT_GT(first_had_room, n / 2);
   EXPECT_GE(in_first, first_had_room);
+}
+
+// One bucket per key (cache_designs::one_bucket_lru, HierarchicalKV's placement): every entry
+// lives in its key's one bucket, an insert into a full bucket evicts an entry of that bucket (the
+// least recently used: reported, and the size stays) even while other buckets have room, and an
+// insert into a bucket with room never evicts.
+TEST(CacheOneBucket, EntriesLiveInTheirBucketAndEvictThere) {
+  WARPKV_TEST_EXECUTION(ex0);
+  if (ex0.where != backend::host) GTEST_SKIP() << "reads the table from the host";
+  execution ex = ex0;
+  ex.host_tiles = 1;
+  using cache_t = kv_cache<std::uint64_t, 32, 4, cache_designs::one_bucket_lru>;
+  static_assert(cache_t::ref_type::choices == 1 && cache_t::read_tile_size == 4);
+  cache_t cache({.capacity = 128, .value_bytes = 16}, ex);  // 4 buckets of 32
+  ASSERT_EQ(cache.capacity(), 128u);
+  const auto ref = cache.ref();
+  std::map<std::uint64_t, std::size_t> written_at;  // key -> the insert that wrote it (its recency)
+  std::size_t evicted_with_room = 0, full_bucket_inserts = 0;
+  const std::size_t n = scaled(250, 180);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t k = key_of<std::uint64_t>(i + 1);
+    const auto p = ref.buckets_of(k);
+    ASSERT_EQ(p.first, p.second);
+    const bool room = bucket_has_room(ref, p.first);
+    const std::size_t size_before = cache.size();
+    // the least recently written entry of k's bucket: the one LRU must evict when it is full
+    std::uint64_t oldest = 0;
+    std::size_t oldest_at = ~std::size_t{0};
+    for (std::size_t s = p.first * 32; s < p.first * 32 + 32; ++s)
+      if (!ref.slot_empty(s) && written_at.at(ref.slot_key(s)) < oldest_at) {
+        oldest = ref.slot_key(s);
+        oldest_at = written_at.at(oldest);
+      }
+    std::vector<std::uint64_t> keys{k};
+    std::vector<status> st(1);
+    cache_evictions<std::uint64_t> ev;
+    cache.set(keys, values_for(cache, keys, {i}), st, &ev);
+    ASSERT_EQ(st[0], status::inserted);
+    ASSERT_TRUE(bucket_holds(ref, p.first, k)) << "key " << i << " not in its bucket";
+    written_at[k] = i;
+    if (room) {
+      ASSERT_TRUE(ev.keys.empty()) << "key " << i << " evicted an entry from a bucket with room";
+      ASSERT_EQ(cache.size(), size_before + 1);
+    } else {
+      ++full_bucket_inserts;
+      ASSERT_EQ(ev.keys.size(), 1u) << "key " << i << " into a full bucket";
+      EXPECT_EQ(ev.keys[0], oldest) << "key " << i << ": not the bucket's least recently written entry";
+      ASSERT_EQ(ref.buckets_of(ev.keys[0]).first, p.first) << "evicted from another bucket";
+      ASSERT_EQ(cache.size(), size_before);
+      written_at.erase(ev.keys[0]);
+      evicted_with_room += size_before < cache.capacity() ? 1 : 0;
+    }
+  }
+  EXPECT_GT(full_bucket_inserts, 0u);
+  EXPECT_GT(evicted_with_room, 0u);  // the placement's trade: a full bucket evicts while others have room
+  // every entry is where its key says, and is read back
+  const auto all = cache.export_entries();
+  EXPECT_EQ(all.keys.size(), cache.size());
+  for (const std::uint64_t k : all.keys) ASSERT_TRUE(bucket_holds(ref, ref.buckets_of(k).first, k));
+  std::vector<status> cs(all.keys.size());
+  cache.contains(all.keys, cs);
+  for (const status s : cs) ASSERT_EQ(s, status::found);
 }
 
 // The sharded count of filled slots (it gates cuckoo moves) equals the filled slots between
@@ -2252,7 +2339,8 @@ TEST(CacheSubmitter, BulkBadArgumentsQueueNothing) {
 // evictions; cuckoo walks left to the complete pass) stay within their refs' budgets (64
 // registers: four blocks of 256 threads per SM, where the kernel serving every operation and
 // every design at run time took 254 for 24-byte keys) with no local memory. The default design
-// with u64 keys (HierarchicalKV's setting) and with YCSB's byte_key<32>, and the seed's design.
+// with u64 keys (HierarchicalKV's setting) and with YCSB's byte_key<32>, the seed's design, and
+// one bucket per key (one_bucket_lru at W 32, tile 4).
 template <class Cache>
 void expect_cache_kernels_within_budget(const char* name) {
   using R = typename Cache::ref_type;
@@ -2278,6 +2366,7 @@ TEST(CacheKernels, HotPathsKeepTheirRegisterBudget) {
   expect_cache_kernels_within_budget<kv_cache<std::uint64_t, 8>>("u64 W=8 optimistic_lru");
   expect_cache_kernels_within_budget<kv_cache<byte_key<32>, 8>>("byte_key<32> W=8 optimistic_lru");
   expect_cache_kernels_within_budget<ccht_cache<std::uint64_t>>("u64 ccht");
+  expect_cache_kernels_within_budget<kv_cache<std::uint64_t, 32, 4, cache_designs::one_bucket_lru>>("u64 W=32 T=4 one_bucket_lru");
 }
 #endif
 

@@ -133,6 +133,7 @@ struct cache_options {
   bool baseline = false;                 ///< also run the in-process CPU LRU baseline
   bool hkv = false;                      ///< HierarchicalKV's configuration (u64 keys, 32-byte values)
   std::uint64_t hkv_capacity = 0;        ///< 0: 2^27 cuda, 2^15 host
+  bool hkv_one_bucket = false;           ///< --hkv rows also for kv_cache<u64, 32, 4, one_bucket_lru> (HKV's placement)
   std::vector<double> hkv_loads{0.5, 0.75, 1.0};
   std::string memcached;                 ///< "": no memcached run; "auto" or "HOST:PORT" (memcached_baseline.cpp)
   unsigned memcached_clients = 0;        ///< libmemcached client threads; 0: hardware threads

@@ -24,6 +24,8 @@
 //   --hkv: HierarchicalKV's configuration: uint64 keys, 32-byte values, 1M-key batches at loads
 //         0.5 / 0.75 / 1.0 of the capacity: get (find) of present keys, set of new keys (at
 //         load 1.0 every one evicts: insert_and_evict), get_or_set of a half-present batch.
+//         --hkv-one-bucket adds the same rows for kv_cache<u64, 32, 4, one_bucket_lru> (one bucket
+//         per key, HierarchicalKV's placement; `placement` names it in each row).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -37,6 +39,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -482,15 +485,26 @@ bool ycsb_memcached(const cache_options& o, const trace& t, char workload, const
 }
 
 // ---- HierarchicalKV's configuration -----------------------------------------------------------
+/// Whether cache type C places a key in one bucket (a fixed one_bucket design; by_config: two).
+template <class C>
+constexpr bool one_bucket_cache() {
+  if constexpr (std::is_void_v<typename C::ref_type>) return false;
+  else return C::ref_type::choices == 1;
+}
+/// cache_t: kv_cache<u64, 8, 8, by_config> (sync and layout as named) or a fixed design (which
+/// takes its own design fields: `sync` and `layout` then only label the rows).
+template <class cache_t>
 void hkv_rows(session& s, const cache_options& o, const std::string& sync, const std::string& layout) {
-  using cache_t = warpkv::kv_cache<u64, 8, 8, warpkv::cache_designs::by_config>;
+  constexpr bool by_config = std::is_same_v<typename cache_t::design, warpkv::cache_designs::by_config>;
   warpkv::cache_config cfg;
   cfg.capacity = o.hkv_capacity != 0 ? o.hkv_capacity : (s.cuda() ? (std::size_t{1} << 27) : (std::size_t{1} << 15));
   cfg.value_bytes = 32;
   cfg.max_kicks = o.max_kicks;
-  cfg.sync = sync_of(sync);
-  cfg.layout = layout_of(layout);
-  cfg.key_digests = digests_of(layout);
+  if constexpr (by_config) {
+    cfg.sync = sync_of(sync);
+    cfg.layout = layout_of(layout);
+    cfg.key_digests = digests_of(layout);
+  }
   cache_t cache(cfg, s.ex());
   const std::size_t batch = o.batch != 0 ? o.batch : (s.cuda() ? (std::size_t{1} << 20) : 4096u);
   const std::size_t vw = 4;
@@ -519,13 +533,15 @@ void hkv_rows(session& s, const cache_options& o, const std::string& sync, const
     const int reps = s.repeats(5);
     auto row = [&](const char* op, const std::vector<double>& ms, u64 evictions_or_hits) {
       record r = s.base("cache-hkv");
-      r.set("structure", "kv_cache").set("bucket_width", 8).set("operation", op).set("load", load);
+      r.set("structure", "kv_cache").set("bucket_width", cache_t::bucket_width).set("tile", cache_t::tile_size);
+      r.set("placement", one_bucket_cache<cache_t>() ? "one_bucket" : "two_buckets").set("operation", op).set("load", load);
       r.set("capacity", cache.capacity()).set("batch", n).set("key_bytes", 8).set("value_bytes", 32);
       r.set("eviction", "lru").set("sync", sync).set("layout", layout);
       r.set("size", cache.size()).set("count", evictions_or_hits);
       add_timing(r, summarize(ms), n);
       emit(r);
-      progress(strf("hkv %-16s %-10s %-6s load %.2f: %.3f %s", op, sync.c_str(), layout.c_str(), load,
+      progress(strf("hkv %-16s %-10s %-6s %s load %.2f: %.3f %s", op, sync.c_str(), layout.c_str(),
+                    one_bucket_cache<cache_t>() ? "one bucket" : "two buckets", load,
                     s.rate(n, summarize(ms).median_ms), s.rate_unit()));
     };
     // find: present keys (random sample of those inserted)
@@ -754,9 +770,12 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
 int run_cache(const common_options& co, const cache_options& o) {
   session s(co);
   s.default_warmup(1, 0);
-  if (o.hkv)
+  if (o.hkv) {
     for (const std::string& sync : o.syncs)
-      for (const std::string& layout : o.layouts) hkv_rows(s, o, sync, layout);
+      for (const std::string& layout : o.layouts) hkv_rows<warpkv::kv_cache<u64, 8, 8, warpkv::cache_designs::by_config>>(s, o, sync, layout);
+    if (o.hkv_one_bucket)
+      hkv_rows<warpkv::kv_cache<u64, 32, 4, warpkv::cache_designs::one_bucket_lru>>(s, o, "optimistic", "slab+digests");
+  }
   bool verified = !o.submitter || submitter_rows(s, o, co.seed);
   if (!o.ycsb) return verified ? 0 : 1;
   const u64 records = o.records != 0 ? o.records : (s.cuda() ? 3000000u : 20000u);

@@ -358,6 +358,9 @@ int main(int argc, char** argv) {
   c->add_flag("--hkv", ca.hkv, "HierarchicalKV's configuration: u64 keys, 32-byte values, 1M batches at loads 0.5/0.75/1.0");
   c->add_flag("--no-ycsb", ca_no_ycsb, "Skip the YCSB traces (with --hkv: only the HierarchicalKV rows)");
   c->add_option("--hkv-capacity", ca_hkv_capacity, "HierarchicalKV rows: cache capacity (default 2^27 cuda, 2^15 host)");
+  c->add_flag("--hkv-one-bucket", ca.hkv_one_bucket,
+              "HierarchicalKV rows also for one bucket per key (kv_cache<u64, 32, 4, one_bucket_lru>: HKV's placement, "
+              "no cuckoo moves, a full bucket evicts)");
   c->add_option("--memcached", ca.memcached,
                 "Also replay each YCSB trace against memcached through libmemcached: HOST:PORT of a running server, or auto "
                 "(start memcached -l 127.0.0.1 on a free port, -m sized to the cache capacity)");

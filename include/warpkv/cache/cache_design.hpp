@@ -68,12 +68,15 @@ struct cache_config {
   bool key_digests = false;
 };
 
-template <class Sync, class Eviction, class Layout, class KeyMatch>
+template <class Sync, class Eviction, class Layout, class KeyMatch, class Placement = detail::two_buckets>
 struct cache_design {
   using sync = Sync;
   using eviction = Eviction;
   using layout = Layout;
   using key_match = KeyMatch;
+  /// two_buckets (cuckoo: the default) or one_bucket (HierarchicalKV's placement: no cuckoo moves,
+  /// so cache_config::max_kicks and kick_load_limit have no effect).
+  using placement = Placement;
 
   /// Whether cfg's design fields agree with this design: each equal to it or left at its default.
   static bool accepts(const cache_config& cfg) {
@@ -103,6 +106,13 @@ using optimistic_epoch_lru =
 using optimistic_epoch_lfu =
     cache_design<detail::optimistic_slots, detail::epoch_lfu_eviction, detail::value_slab, detail::plain_keys>;
 using optimistic_custom = cache_design<detail::optimistic_slots, detail::custom_eviction, detail::value_slab, detail::plain_keys>;
+/// HierarchicalKV's placement: a key's one bucket, LRU, values in a slab, key words compared
+/// directly (measured faster than digests here: the digest is a dependent round trip more). A
+/// write locks and scans one bucket and never moves an entry; an insert into a full bucket evicts
+/// there even while other buckets have room (docs/design/cache.md, "One bucket"). Made for
+/// kv_cache<Key, 32, 4, one_bucket_lru>: a probe reads a bucket's 32 keys, 8 a lane, at once.
+using one_bucket_lru =
+    cache_design<detail::optimistic_slots, detail::lru_eviction, detail::value_slab, detail::plain_keys, detail::one_bucket>;
 /// The design taken from cache_config at run time (every combination compiled, one picked per launch).
 struct by_config {};
 }  // namespace cache_designs
@@ -111,8 +121,8 @@ using default_cache_design = cache_designs::optimistic_lru;
 
 template <class D>
 inline constexpr bool is_cache_design = false;
-template <class S, class E, class L, class M>
-inline constexpr bool is_cache_design<cache_design<S, E, L, M>> = true;
+template <class S, class E, class L, class M, class P>
+inline constexpr bool is_cache_design<cache_design<S, E, L, M, P>> = true;
 
 namespace detail {
 template <class S, class E, class L, class F>

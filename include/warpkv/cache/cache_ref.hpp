@@ -90,7 +90,8 @@ class cache_ref {
 
   using sync_policy = typename Design::sync;
   using eviction_policy = typename Design::eviction;
-  using view_type = detail::bucket_view<Key, BucketWidth, TileSize, typename Design::layout, typename Design::key_match>;
+  using view_type =
+      detail::bucket_view<Key, BucketWidth, TileSize, typename Design::layout, typename Design::key_match, typename Design::placement>;
 
  public:
   using key_type = Key;
@@ -101,6 +102,9 @@ class cache_ref {
   static constexpr int tile_size = TileSize;
   static constexpr int key_words = layout::words;
   static constexpr int per_lane = BucketWidth / TileSize;  // slots of one bucket per lane
+  static constexpr int candidates = view_type::candidates;  // lane-local candidate slots of a key
+  /// Buckets per key: 2 (two_buckets: cuckoo moves) or 1 (one_bucket: none).
+  static constexpr int choices = view_type::choices;
   static constexpr int max_path = 8;                       // depth of one cuckoo walk
   static constexpr std::size_t npos = ~std::size_t{0};
   /// Whether an insert takes the caller's score (the eviction policy's takes_scores: lfu,
@@ -289,7 +293,7 @@ class cache_ref {
     sync_policy::locked(v_, t);
     std::uint32_t erased = 0;
     for (int i = 0; i < per_lane; ++i) {
-      const std::size_t mine = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
+      const std::size_t mine = b * BucketWidth + view_type::in_bucket(t.thread_rank(), i);
       bool drop = false, live = false;
       if (!v_.slot_empty(mine)) {
         live = !v_.slot_expired(mine, now);
@@ -298,7 +302,7 @@ class cache_ref {
       // the tile clears each chosen slot together (a write window is a tile's)
       for (std::uint32_t mask = t.ballot(drop); mask != 0; mask &= mask - 1) {
         const unsigned lane = static_cast<unsigned>(lowest_lane(mask));
-        clear_slot(t, b * BucketWidth + static_cast<std::size_t>(i * TileSize) + lane);
+        clear_slot(t, b * BucketWidth + view_type::in_bucket(lane, i));
         v_.count_occupied(t, b * BucketWidth, ~0ull);
       }
       erased += static_cast<std::uint32_t>(popcount32(t.ballot(drop && live)));
@@ -328,7 +332,7 @@ class cache_ref {
     const std::size_t filled = v_.occupied_slots();
     const std::size_t slots = v_.buckets * static_cast<std::size_t>(BucketWidth);
     v_.set_first_bucket_writes(filled + batch <= slots / 8 * first_bucket_load_eighths);
-    if (v_.buckets < 2 || max_kicks_ == 0 || filled >= kick_slots_) v_.set_kick_gate(kick_gate_closed_word);
+    if (choices == 1 || v_.buckets < 2 || max_kicks_ == 0 || filled >= kick_slots_) v_.set_kick_gate(kick_gate_closed_word);
     else if (batch > kick_slots_ - filled) v_.set_kick_gate(kick_gate_near_word);
     else v_.set_kick_gate(kick_gate_open_word);
   }
@@ -362,7 +366,7 @@ class cache_ref {
   }
 
   WARPKV_HD std::uint64_t sweep_start(cache_clock c) const {
-    if constexpr (eviction_policy::uses_start) return detail::sweep_start<BucketWidth>(v_.seed, c);
+    if constexpr (eviction_policy::uses_start) return detail::sweep_start<view_type::span>(v_.seed, c);
     else return 0;
   }
 
@@ -380,18 +384,34 @@ class cache_ref {
     std::uint64_t oldest = ~0ull;
     // the keys (and expiry words) of every candidate are loaded before any is used: one round
     // trip; the eviction ranks only when the write must evict (no hit, no free or stale slot)
-    bool empty[2 * per_lane], match[2 * per_lane], expired[2 * per_lane];
-    for (int i = 0; i < 2 * per_lane; ++i) {
-      const std::size_t slot = v_.lane_slot(t, p, i);
-      const std::uint64_t tag = detail::load_word(v_.key_word(slot, key_words - 1));
-      bool same = tag == q[key_words - 1];
-      for (int j = 0; j < key_words - 1; ++j) same = (detail::load_word(v_.key_word(slot, j)) == q[j]) && same;
-      empty[i] = tag == layout::empty_tag;
-      match[i] = same;  // a valid key is never the empty tag
-      expired[i] = v_.slot_expired(slot, now);
+    bool empty[candidates], match[candidates], expired[candidates];
+    if constexpr (view_type::lane_runs) {
+      // the digests first (a lane's 8 slots in one word; under the locks they are exact: 0 for
+      // an empty slot, the key's digest for a full one), then the key words only where a slot's
+      // digest is k's
+      std::uint64_t dw[candidates / 8];
+      v_.lane_digest_words(t, p, candidates, dw);
+      const std::uint32_t qd = v_.digest_of(q);
+      for (int i = 0; i < candidates; ++i) {
+        const std::size_t slot = v_.lane_slot(t, p, i);
+        const std::uint32_t d = view_type::digest_byte(dw, i);
+        empty[i] = d == 0;
+        match[i] = d == qd && v_.key_matches(slot, q);
+        expired[i] = !empty[i] && v_.slot_expired(slot, now);
+      }
+    } else {
+      for (int i = 0; i < candidates; ++i) {
+        const std::size_t slot = v_.lane_slot(t, p, i);
+        const std::uint64_t tag = detail::load_word(v_.key_word(slot, key_words - 1));
+        bool same = tag == q[key_words - 1];
+        for (int j = 0; j < key_words - 1; ++j) same = (detail::load_word(v_.key_word(slot, j)) == q[j]) && same;
+        empty[i] = tag == layout::empty_tag;
+        match[i] = same;  // a valid key is never the empty tag
+        expired[i] = v_.slot_expired(slot, now);
+      }
     }
-    bool stale_at[2 * per_lane];  // expired entries of other keys
-    for (int i = 0; i < 2 * per_lane; ++i) {
+    bool stale_at[candidates];  // expired entries of other keys
+    for (int i = 0; i < candidates; ++i) {
       const std::size_t slot = v_.lane_slot(t, p, i);
       stale_at[i] = false;
       if (empty[i]) continue;
@@ -416,7 +436,7 @@ class cache_ref {
     r.stale = v_.first_in_order(t, p, stale_at);
     if (r.hit == npos && r.free == npos && r.stale == npos) {
       // every candidate holds a live entry of another key: this lane's eviction candidate
-      for (int i = 0; i < 2 * per_lane; ++i) {
+      for (int i = 0; i < candidates; ++i) {
         const std::size_t slot = v_.lane_slot(t, p, i);
         const std::uint64_t rank = eviction_policy::rank(v_, t, i, slot, start);
         if (rank < oldest || (rank == oldest && slot < victim)) {
@@ -482,6 +502,7 @@ class cache_ref {
   /// collectives.
   template <cache_pass P, class Tile>
   WARPKV_HD bool kicks_allowed(const Tile& t) const {
+    if constexpr (choices == 1) return false;  // one bucket: nowhere to move an entry to
     if (v_.buckets < 2 || max_kicks_ == 0) return false;
     std::uint32_t room = 0;
     if (t.thread_rank() == 0) {
@@ -593,11 +614,13 @@ class cache_ref {
           v_.unlock_pair(t, held);
           return status::full;
         } else {
-          // a walk may pass through p's own buckets (we hold them) even when it fails: scan again
-          make_room(t, p, ops.clock().stamp);
-          r = locked_scan(t, k, p, ops.clock());
-          target = r.free;
-          fills_empty = target != npos;
+          if constexpr (choices == 2) {
+            // a walk may pass through p's own buckets (we hold them) even when it fails: scan again
+            make_room(t, p, ops.clock().stamp);
+            r = locked_scan(t, k, p, ops.clock());
+            target = r.free;
+            fills_empty = target != npos;
+          }
         }
       }
       if (target == npos) {

@@ -22,10 +22,13 @@
 //    its design).
 //    Values live in their own array (value_slab, default) or inline after their key
 //    (inline_values): a layout trial.
-//  - The design (slot protocol, eviction policy, value layout, key digests) is the Design
-//    template parameter (cache_design.hpp), fixed at compile time so that the cache's kernels
-//    carry one design's code: default_cache_design (optimistic, lru, value slab, no digests);
-//    cache_designs::ccht, the seed's; cache_designs::by_config, the cache_config fields
+//  - The design (slot protocol, eviction policy, value layout, key digests, placement) is the
+//    Design template parameter (cache_design.hpp), fixed at compile time so that the cache's
+//    kernels carry one design's code: default_cache_design (optimistic, lru, value slab, no
+//    digests, two buckets per key with cuckoo moves); cache_designs::one_bucket_lru (one bucket
+//    per key, HierarchicalKV's placement: faster writes, a full bucket evicts while others have
+//    room; for kv_cache<Key, 32, 4, one_bucket_lru>); cache_designs::ccht, the seed's;
+//    cache_designs::by_config, the cache_config fields
 //    eviction, sync, layout and key_digests read at run time and dispatched on the host to the
 //    matching instantiation for each launch.
 //  - Every operation gets a status (core/status.hpp): get/contains -> found | not_found;
@@ -98,13 +101,17 @@ class kv_cache {
   template <class D, int Tile = TileSize>
   using ref_of = cache_ref<Key, BucketWidth, Tile, D>;
   /// The tile of a batch's read phase (gets, contains, get_or_set's read): 4 lanes where the
-  /// cache's tile is 8 with buckets of 8 and one-word keys (u64), else the cache's own. Each lane
+  /// cache's tile is 8 with one-word keys (u64) and buckets of 8 or one bucket per key, else the
+  /// cache's own. Each lane
   /// then reads four slots of the pair instead of two: session 26, call A (H200, the --hkv
   /// workload) measured finds +16-37 % at tile 4 against 8 (read kernel 63 registers, no local
   /// memory), where the write kernels at tile 4 spill; so only the read phase takes it (reads and
   /// writes are separate launches of one batch, and the slots' layout does not depend on the tile).
   static constexpr int read_tile_size =
-      (TileSize == 8 && BucketWidth == 8 && cache_key_layout<Key>::words == 1) ? 4 : TileSize;
+      (TileSize == 8 && cache_key_layout<Key>::words == 1 &&
+       (BucketWidth == 8 || (!by_config && std::conditional_t<by_config, default_cache_design, Design>::placement::choices == 1)))
+          ? 4
+          : TileSize;
   /// The device ref's type (a fixed design; by_config: void, see with_ref).
   using ref_type = std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>>>;
   /// The read phase's ref (read_tile_size; by_config: void).

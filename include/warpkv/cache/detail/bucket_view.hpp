@@ -5,7 +5,10 @@
 //                            key words, then the value words)
 //   key match policies       plain_keys (compare the key words) and digest_keys (a byte per slot
 //                            from the key's hash, compared first; docs/design/cache.md)
-//   bucket_view              a key's two buckets, lane-local candidate slots, the tile's choice
+//   placement policies       two_buckets (a key's two cuckoo buckets, entries moved between them)
+//                            and one_bucket (a key's one bucket: HierarchicalKV's placement, an
+//                            insert into a full bucket evicts there; docs/design/cache.md, "One bucket")
+//   bucket_view              a key's buckets, lane-local candidate slots, the tile's choice
 //                            of a slot, key and value words, expiry, bucket locks and the
 //                            occupancy shards, over one layout and one key match policy.
 // Nothing here decides at run time what a design is: a cache type's kernels carry exactly the
@@ -47,13 +50,34 @@ struct digest_keys {
   static constexpr bool digests = true;
 };
 
-template <class Key, int BucketWidth, int TileSize, class Layout, class Match>
+// ---- placement -------------------------------------------------------------------------------------
+/// A key's two buckets (cuckoo hashing: an entry lives in either, cuckoo moves carry entries
+/// between them to make room).
+struct two_buckets {
+  static constexpr int choices = 2;
+};
+/// A key's one bucket (HierarchicalKV's placement): a write locks one bucket and scans one, a
+/// read probes one, nothing moves; an insert into a full bucket evicts there, so below full load
+/// a bucket that overflows evicts while others have room (wide buckets keep that rare).
+struct one_bucket {
+  static constexpr int choices = 1;
+};
+
+template <class Key, int BucketWidth, int TileSize, class Layout, class Match, class Placement = two_buckets>
 struct bucket_view {
   using key_layout = cache_key_layout<Key>;
   static constexpr int key_words = key_layout::words;
   static constexpr int bucket_width = BucketWidth;
   static constexpr int tile_size = TileSize;
   static constexpr int per_lane = BucketWidth / TileSize;  // slots of one bucket per lane
+  static constexpr int choices = Placement::choices;       // buckets per key
+  static constexpr int candidates = choices * per_lane;    // lane-local candidate slots of a key
+  static constexpr int span = choices * BucketWidth;       // a key's candidate slots, tile-wide
+  /// Lane-local slots in runs of 8 (lane r's slots of a bucket are r x per_lane + 0 .. per_lane-1)
+  /// where digests are kept and a lane has whole digest words: one 8-byte load gives a lane the
+  /// digests of 8 of its slots (with the strided order, slot i x T + r, a lane's digests lie in
+  /// per_lane words). Otherwise the strided order, whose key loads coalesce across the tile.
+  static constexpr bool lane_runs = Match::digests && per_lane % 8 == 0;
   static constexpr std::size_t npos = ~std::size_t{0};
 
   using bucket_pair = cache_bucket_pair;
@@ -70,15 +94,27 @@ struct bucket_view {
 
   WARPKV_HD bucket_pair pair_of(const std::uint64_t* q) const {
     const std::size_t a = static_cast<std::size_t>(mul_high(key_layout::hash(q, seed), buckets));
+    if constexpr (choices == 1) return {a, a};
     std::size_t b = static_cast<std::size_t>(mul_high(key_layout::hash(q, seed ^ 0x5bd1e9955bd1e995ull), buckets));
     if (b == a && buckets > 1) b = a + 1 == buckets ? 0 : a + 1;
     return {a, b};
   }
-  /// Lane-local slot i (0 .. 2*per_lane-1) of the pair: first bucket then second.
+  /// Where lane `rank`'s j-th slot (0 .. per_lane-1) of a bucket lies in it.
+  WARPKV_HD static std::size_t in_bucket(unsigned rank, int j) {
+    if constexpr (lane_runs) return static_cast<std::size_t>(rank) * per_lane + static_cast<std::size_t>(j);
+    else return static_cast<std::size_t>(j * TileSize) + rank;
+  }
+  /// Lane-local slot i (0 .. candidates-1) of the pair: first bucket then second.
   template <class Tile>
   WARPKV_HD std::size_t lane_slot(const Tile& t, const bucket_pair& p, int i) const {
     const std::size_t b = i < per_lane ? p.first : p.second;
-    return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize) + t.thread_rank();
+    return b * BucketWidth + in_bucket(t.thread_rank(), i % per_lane);
+  }
+  /// Lane-local candidate i's place in the pair's order (0 .. span-1: the first bucket's slots,
+  /// then the second's): random's and clock's sweep.
+  template <class Tile>
+  WARPKV_HD static std::uint64_t candidate_index(const Tile& t, int i) {
+    return static_cast<std::uint64_t>((i < per_lane ? 0 : BucketWidth) + in_bucket(t.thread_rank(), i % per_lane));
   }
 
   // ---- slots -----------------------------------------------------------------------------------
@@ -136,15 +172,33 @@ struct bucket_view {
       return true;
     }
   }
+  /// lane_runs: the digest words of this lane's candidates, word m holding candidates 8m .. 8m+7
+  /// (relaxed loads, issued together); candidate i's digest is byte i % 8 of word i / 8.
+  template <class Tile>
+  WARPKV_HD void lane_digest_words(const Tile& t, const bucket_pair& p, int count, std::uint64_t* w) const {
+    static_assert(lane_runs, "digest words per lane need runs of 8 slots per lane");
+    for (int m = 0; m < count / 8; ++m)
+      w[m] = atomic_ref<std::uint64_t>(s.digests[lane_slot(t, p, 8 * m) / 8]).load(memory_order::relaxed);
+  }
+  WARPKV_HD static std::uint32_t digest_byte(const std::uint64_t* w, int i) {
+    return static_cast<std::uint32_t>(w[i / 8] >> (8 * (i % 8))) & 0xffu;
+  }
   /// Sets a slot's digest byte (lane 0, inside the slot's write window, holding its bucket lock:
-  /// no other writer changes this byte). The word's other bytes may belong to slots of another
-  /// bucket (W < 8) whose writers change them at the same time: and/or touch this byte alone.
+  /// no other writer changes this byte). With buckets of at least 8 slots the word's bytes are
+  /// all this bucket's, so no other writer changes the word: a load and a store. With fewer its
+  /// other bytes may belong to slots of another bucket whose writers change them at the same
+  /// time: and/or touch this byte alone.
   WARPKV_HD void set_digest(std::size_t slot, std::uint32_t d) const {
     if constexpr (Match::digests) {
       const unsigned shift = 8 * static_cast<unsigned>(slot % 8);
       atomic_ref<std::uint64_t> w(s.digests[slot / 8]);
-      w.fetch_and(~(std::uint64_t{0xff} << shift), memory_order::relaxed);
-      if (d != 0) w.fetch_or(static_cast<std::uint64_t>(d) << shift, memory_order::relaxed);
+      if constexpr (BucketWidth % 8 == 0) {
+        const std::uint64_t old = w.load(memory_order::relaxed);
+        w.store((old & ~(std::uint64_t{0xff} << shift)) | (static_cast<std::uint64_t>(d) << shift), memory_order::relaxed);
+      } else {
+        w.fetch_and(~(std::uint64_t{0xff} << shift), memory_order::relaxed);
+        if (d != 0) w.fetch_or(static_cast<std::uint64_t>(d) << shift, memory_order::relaxed);
+      }
     }
   }
 
@@ -162,11 +216,22 @@ struct bucket_view {
   /// lane-local flag is set, tile-wide (npos = none).
   template <class Tile>
   WARPKV_HD std::size_t first_in_order(const Tile& t, const bucket_pair& p, const bool* flag) const {
-    for (int i = 0; i < 2 * per_lane; ++i) {
-      const std::uint32_t mask = t.ballot(flag[i]);
-      if (mask == 0) continue;
-      const std::size_t b = i < per_lane ? p.first : p.second;
-      return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize + lowest_lane(mask));
+    if constexpr (lane_runs) {
+      // a lane's slots are a run: the lowest lane with a flag in bucket b has b's first flagged slot
+      for (int c = 0; c < choices; ++c) {
+        std::size_t mine = npos;
+        for (int j = per_lane - 1; j >= 0; --j)
+          if (flag[c * per_lane + j]) mine = lane_slot(t, p, c * per_lane + j);
+        const std::size_t first = tile_first(t, mine);
+        if (first != npos) return first;
+      }
+    } else {
+      for (int i = 0; i < candidates; ++i) {
+        const std::uint32_t mask = t.ballot(flag[i]);
+        if (mask == 0) continue;
+        const std::size_t b = i < per_lane ? p.first : p.second;
+        return b * BucketWidth + static_cast<std::size_t>((i % per_lane) * TileSize + lowest_lane(mask));
+      }
     }
     return npos;
   }
@@ -175,7 +240,7 @@ struct bucket_view {
   WARPKV_HD std::size_t free_in(const Tile& t, std::size_t b) const {
     std::size_t mine = npos;
     for (int i = 0; i < per_lane && mine == npos; ++i) {
-      const std::size_t slot = b * BucketWidth + static_cast<std::size_t>(i * TileSize) + t.thread_rank();
+      const std::size_t slot = b * BucketWidth + in_bucket(t.thread_rank(), i);
       if (slot_empty(slot)) mine = slot;
     }
     return tile_first(t, mine);

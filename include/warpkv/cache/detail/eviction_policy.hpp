@@ -26,18 +26,17 @@
 
 namespace warpkv::detail {
 
-/// Where random eviction picks and clock's sweep starts: drawn from the operation's stamp.
-template <int BucketWidth>
+/// Where random eviction picks and clock's sweep starts among a key's `Span` candidate slots:
+/// drawn from the operation's stamp.
+template <int Span>
 WARPKV_HD std::uint64_t sweep_start(std::uint64_t seed, cache_clock c) {
-  return hash_bits(c.stamp, seed + 0x2545f4914f6cdd1dull) % static_cast<std::uint64_t>(2 * BucketWidth);
+  return hash_bits(c.stamp, seed + 0x2545f4914f6cdd1dull) % static_cast<std::uint64_t>(Span);
 }
 /// How far along the sweep from `start` lane-local candidate i lies (random's and clock's order).
 template <class View, class Tile>
 WARPKV_HD std::uint64_t sweep_distance(const Tile& t, int i, std::uint64_t start) {
-  constexpr int W = View::bucket_width;
-  const std::uint64_t index =
-      static_cast<std::uint64_t>((i < View::per_lane ? 0 : W) + (i % View::per_lane) * View::tile_size) + t.thread_rank();
-  return (index + 2 * W - start) % (2 * W);
+  constexpr std::uint64_t S = View::span;
+  return (View::candidate_index(t, i) + S - start) % S;
 }
 
 /// a + b, saturating at 2^64 - 1.
@@ -105,16 +104,16 @@ struct clock_eviction : stamp_scores<clock_eviction> {
   WARPKV_HD static std::uint64_t written_stamp(cache_clock) { return 1; }
   template <class View, class Tile>
   WARPKV_HD static std::uint64_t rank(const View& v, const Tile& t, int i, std::size_t slot, std::uint64_t start) {
-    constexpr std::uint64_t W = View::bucket_width;
+    constexpr std::uint64_t S = View::span;
     const std::uint64_t d = sweep_distance<View>(t, i, start);
-    return load_word(v.s.stamps[slot]) != 0 ? 2 * W + d : d;
+    return load_word(v.s.stamps[slot]) != 0 ? S + d : d;
   }
   /// The sweep clears the reference bits it passed (all of them when every candidate was referenced).
   template <class View, class Tile, class Pair>
   WARPKV_HD static void after_choice(const View& v, const Tile& t, const Pair& p, std::uint64_t start, std::uint64_t victim_rank) {
-    constexpr std::uint64_t W = View::bucket_width;
-    const std::uint64_t passed = victim_rank >= 2 * W ? 2 * W : victim_rank;
-    for (int i = 0; i < 2 * View::per_lane; ++i) {
+    constexpr std::uint64_t S = View::span;
+    const std::uint64_t passed = victim_rank >= S ? S : victim_rank;
+    for (int i = 0; i < View::candidates; ++i) {
       const std::uint64_t d = sweep_distance<View>(t, i, start);
       const std::size_t slot = v.lane_slot(t, p, i);
       if (d < passed && load_word(v.s.stamps[slot]) != 0) store_word(v.s.stamps[slot], 0);

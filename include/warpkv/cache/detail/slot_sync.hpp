@@ -49,17 +49,18 @@ struct optimistic_slots {
   WARPKV_HD static void moving(const View&, const Tile&, std::size_t, std::size_t, bool) {}
 
   /// First the key's first bucket alone (inserts fill it first, so most entries live there): a
-  /// validated hit there is a hit. Otherwise, and for every miss, both buckets at once (a miss
+  /// validated hit there is a hit (one_bucket: that bucket's validated probe is the answer). Otherwise, and for every miss, both buckets at once (a miss
   /// needs the snapshot of both: an entry may be in transit between them).
   template <class Eviction, class View, class Tile>
   WARPKV_HD static std::size_t lookup(const View& v, const Tile& t, const std::uint64_t* q, const typename View::bucket_pair& p,
                                       cache_clock c, std::uint64_t* out, bool refresh) {
     std::size_t hit = View::npos;
     const std::uint32_t qd = v.digest_of(q);
-    if (probe<Eviction>(v, t, q, qd, p, c, out, refresh, View::per_lane, hit) == probe_result::valid && hit != View::npos)
-      return hit;
-    for (int attempt = 0;; ++attempt) {
-      const probe_result r = probe<Eviction>(v, t, q, qd, p, c, out, refresh, 2 * View::per_lane, hit);
+    if constexpr (View::choices == 2)
+      if (probe<Eviction>(v, t, q, qd, p, c, out, refresh, View::per_lane, hit) == probe_result::valid && hit != View::npos)
+        return hit;
+    for (int attempt = 0;; ++attempt) {  // one bucket: its probe, until one validates
+      const probe_result r = probe<Eviction>(v, t, q, qd, p, c, out, refresh, View::candidates, hit);
       if (r == probe_result::valid) return hit;
       if (r == probe_result::busy) backoff(attempt);
     }
@@ -77,7 +78,7 @@ struct optimistic_slots {
   WARPKV_HD static probe_result probe(const View& v, const Tile& t, const std::uint64_t* q, std::uint32_t qd,
                                       const typename View::bucket_pair& p, cache_clock c, std::uint64_t* out, bool refresh,
                                       int count, std::size_t& hit) {
-    constexpr int n = 2 * View::per_lane;
+    constexpr int n = View::candidates;
     const bool both = count > View::per_lane;
     const std::uint32_t v1 = v.bucket_version(p.first);
     const std::uint32_t v2 = both ? v.bucket_version(p.second) : 0u;
@@ -86,11 +87,15 @@ struct optimistic_slots {
     atomic_thread_fence(memory_order::acquire);
     if (!t.all(((v1 | v2) & 1u) == 0)) return probe_result::busy;
     bool match[n];
+    std::uint64_t dw[View::lane_runs ? n / 8 : 1];  // lane_runs: this lane's digest words
+    if constexpr (View::lane_runs) v.lane_digest_words(t, p, count, dw);
     for (int i = 0; i < count; ++i) {
       const std::size_t slot = v.lane_slot(t, p, i);
       // with digests, a slot's key words are read only where its digest matches (one dependent
       // load more, W x key words fewer bytes)
-      bool same = v.digest_admits(slot, qd);
+      bool same;
+      if constexpr (View::lane_runs) same = View::digest_byte(dw, i) == qd;
+      else same = v.digest_admits(slot, qd);
       if (same)
         for (int j = 0; j < View::key_words; ++j) same = (load_word(v.key_word(slot, j)) == q[j]) && same;
       match[i] = same;
@@ -172,7 +177,7 @@ struct rw_lock_slots {
         continue;
       }
       std::size_t mine = View::npos;  // held: the reader lock of this slot
-      for (int i = 0; i < 2 * View::per_lane && mine == View::npos; ++i) {
+      for (int i = 0; i < View::candidates && mine == View::npos; ++i) {
         const std::size_t slot = v.lane_slot(t, p, i);
         read_lock_slot(v.s.versions[slot]);
         if (v.digest_admits(slot, qd) && v.key_matches(slot, q) && !v.slot_expired(slot, c.now)) mine = slot;
