@@ -774,7 +774,7 @@ int run_cache(const common_options& co, const cache_options& o) {
     for (const std::string& sync : o.syncs)
       for (const std::string& layout : o.layouts) hkv_rows<warpkv::kv_cache<u64, 8, 8, warpkv::cache_designs::by_config>>(s, o, sync, layout);
     if (o.hkv_one_bucket)
-      hkv_rows<warpkv::kv_cache<u64, 32, 4, warpkv::cache_designs::one_bucket_lru>>(s, o, "optimistic", "slab+digests");
+      hkv_rows<warpkv::kv_cache<u64, 32, 4, warpkv::cache_designs::one_bucket_lru>>(s, o, "optimistic", "slab");
   }
   bool verified = !o.submitter || submitter_rows(s, o, co.seed);
   if (!o.ycsb) return verified ? 0 : 1;
