@@ -225,6 +225,20 @@ struct bucket_view {
         const std::size_t first = tile_first(t, mine);
         if (first != npos) return first;
       }
+    } else if constexpr (per_lane >= 2) {
+      // the first flagged slot of each bucket by its place in the bucket (j x T + rank: the
+      // candidate order), a tile minimum (log2 T shuffles) instead of a ballot a candidate, whose
+      // data-dependent exits part the tiles of a warp
+      for (int c = 0; c < choices; ++c) {
+        std::uint32_t mine = ~0u;
+        for (int j = per_lane - 1; j >= 0; --j)
+          if (flag[c * per_lane + j]) mine = static_cast<std::uint32_t>(in_bucket(t.thread_rank(), j));
+        for (unsigned off = 1; off < static_cast<unsigned>(TileSize); off <<= 1) {
+          const std::uint32_t other = t.shfl(mine, t.thread_rank() ^ off);
+          mine = other < mine ? other : mine;
+        }
+        if (mine != ~0u) return (c == 0 ? p.first : p.second) * BucketWidth + mine;
+      }
     } else {
       for (int i = 0; i < candidates; ++i) {
         const std::uint32_t mask = t.ballot(flag[i]);
