@@ -100,23 +100,24 @@ class kv_cache {
   /// The device ref of design D over this cache's key, bucket width and tile.
   template <class D, int Tile = TileSize>
   using ref_of = cache_ref<Key, BucketWidth, Tile, D>;
+  /// The fixed design (by_config: the default, standing in where a type is spelled for it).
+  using fixed_design = std::conditional_t<by_config, default_cache_design, Design>;
   /// The tile of a batch's read phase (gets, contains, get_or_set's read): 4 lanes where the
   /// cache's tile is 8 with one-word keys (u64) and buckets of 8 or one bucket per key, else the
-  /// cache's own. Each lane
-  /// then reads four slots of the pair instead of two: session 26, call A (H200, the --hkv
+  /// cache's own. Each lane then reads four slots of the pair instead of two: session 26, call A (H200, the --hkv
   /// workload) measured finds +16-37 % at tile 4 against 8 (read kernel 63 registers, no local
   /// memory), where the write kernels at tile 4 spill; so only the read phase takes it (reads and
   /// writes are separate launches of one batch, and the slots' layout does not depend on the tile).
   static constexpr int read_tile_size =
       (TileSize == 8 && cache_key_layout<Key>::words == 1 &&
-       (BucketWidth == 8 || (!by_config && std::conditional_t<by_config, default_cache_design, Design>::placement::choices == 1)))
+       (BucketWidth == 8 || fixed_design::placement::choices == 1))
           ? 4
           : TileSize;
   /// The device ref's type (a fixed design; by_config: void, see with_ref).
-  using ref_type = std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>>>;
+  using ref_type = std::conditional_t<by_config, void, ref_of<fixed_design>>;
   /// The read phase's ref (read_tile_size; by_config: void).
   using read_ref_type =
-      std::conditional_t<by_config, void, ref_of<std::conditional_t<by_config, default_cache_design, Design>, read_tile_size>>;
+      std::conditional_t<by_config, void, ref_of<fixed_design, read_tile_size>>;
   static constexpr int bucket_width = BucketWidth;
   static constexpr int tile_size = TileSize;
 

@@ -216,19 +216,10 @@ struct bucket_view {
   /// lane-local flag is set, tile-wide (npos = none).
   template <class Tile>
   WARPKV_HD std::size_t first_in_order(const Tile& t, const bucket_pair& p, const bool* flag) const {
-    if constexpr (lane_runs) {
-      // a lane's slots are a run: the lowest lane with a flag in bucket b has b's first flagged slot
-      for (int c = 0; c < choices; ++c) {
-        std::size_t mine = npos;
-        for (int j = per_lane - 1; j >= 0; --j)
-          if (flag[c * per_lane + j]) mine = lane_slot(t, p, c * per_lane + j);
-        const std::size_t first = tile_first(t, mine);
-        if (first != npos) return first;
-      }
-    } else if constexpr (per_lane >= 2) {
-      // the first flagged slot of each bucket by its place in the bucket (j x T + rank: the
-      // candidate order), a tile minimum (log2 T shuffles) instead of a ballot a candidate, whose
-      // data-dependent exits part the tiles of a warp
+    if constexpr (per_lane >= 2) {
+      // the first flagged slot of each bucket by its place in the bucket (in_bucket: the
+      // candidate order, strided or in runs), a tile minimum (log2 T shuffles) instead of a
+      // ballot a candidate, whose data-dependent exits part the tiles of a warp
       for (int c = 0; c < choices; ++c) {
         std::uint32_t mine = ~0u;
         for (int j = per_lane - 1; j >= 0; --j)

@@ -49,8 +49,9 @@ struct optimistic_slots {
   WARPKV_HD static void moving(const View&, const Tile&, std::size_t, std::size_t, bool) {}
 
   /// First the key's first bucket alone (inserts fill it first, so most entries live there): a
-  /// validated hit there is a hit (one_bucket: that bucket's validated probe is the answer). Otherwise, and for every miss, both buckets at once (a miss
-  /// needs the snapshot of both: an entry may be in transit between them).
+  /// validated hit there is a hit. Otherwise, and for every miss, both buckets at once (a miss
+  /// needs the snapshot of both: an entry may be in transit between them). One bucket per key:
+  /// that bucket's validated probe is the answer, hit or miss.
   template <class Eviction, class View, class Tile>
   WARPKV_HD static std::size_t lookup(const View& v, const Tile& t, const std::uint64_t* q, const typename View::bucket_pair& p,
                                       cache_clock c, std::uint64_t* out, bool refresh) {
