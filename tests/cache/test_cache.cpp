@@ -1658,6 +1658,51 @@ TEST(CacheOneBucket, EntriesLiveInTheirBucketAndEvictThere) {
   for (const status s : cs) ASSERT_EQ(s, status::found);
 }
 
+// Lock groups (docs/design/cache.md, "Lock groups"): one_bucket_lru's fast write pass takes a
+// tile's writes' bucket locks together. Writes of one bucket in one tile: the lowest lane's joins
+// the group, the others run after its release, so with one host tile (the sequential order) a
+// batch of inserts into a full bucket evicts the bucket's entries oldest first in index order: op
+// j of the batch evicts the j-th least recently written entry. With every lane try-locking the
+// shared bucket at once, whichever lane won would write first and evict the oldest.
+TEST(CacheLockGroups, WritesOfOneBucketInOneTileKeepIndexOrder) {
+  WARPKV_TEST_EXECUTION(ex0);
+  if (ex0.where != backend::host) GTEST_SKIP() << "one host tile: the sequential order";
+  using cache_t = kv_cache<std::uint64_t, 32, 4, cache_designs::one_bucket_lru>;
+  static_assert(cache_t::ref_type::lock_groups);
+  for (const unsigned tiles : {1u, 0u}) {  // one host tile, then the default (concurrent tiles)
+    execution ex = ex0;
+    ex.host_tiles = tiles;
+    cache_t cache({.capacity = 128, .value_bytes = 16}, ex);  // 4 buckets of 32
+    const auto ref = cache.ref();
+    // 32 + 12 keys of bucket 1: the first 32 fill it, one batch each (increasing recency)
+    std::vector<std::uint64_t> same;
+    for (std::uint64_t i = 1; same.size() < 44; ++i)
+      if (ref.buckets_of(key_of<std::uint64_t>(i)).first == 1) same.push_back(key_of<std::uint64_t>(i));
+    for (std::size_t j = 0; j < 32; ++j) {
+      std::vector<std::uint64_t> one{same[j]};
+      std::vector<status> st(1);
+      cache.set(one, values_for(cache, one, {j}), st);
+      ASSERT_EQ(st[0], status::inserted);
+    }
+    ASSERT_FALSE(bucket_has_room(ref, 1));
+    // one batch of the 12 others: three tiles' worth, every lane's write into bucket 1
+    const std::vector<std::uint64_t> batch(same.begin() + 32, same.end());
+    std::vector<std::uint64_t> versions(batch.size());
+    for (std::size_t j = 0; j < batch.size(); ++j) versions[j] = 100 + j;
+    std::vector<status> st(batch.size());
+    cache_evictions<std::uint64_t> ev;
+    cache.set(batch, values_for(cache, batch, versions), st, &ev);
+    for (const status s : st) ASSERT_EQ(s, status::inserted);
+    ASSERT_EQ(ev.keys.size(), batch.size());
+    std::set<std::uint64_t> evicted(ev.keys.begin(), ev.keys.end());
+    EXPECT_EQ(evicted, std::set<std::uint64_t>(same.begin(), same.begin() + 12)) << "the 12 least recently written";
+    for (const std::uint64_t k : batch) ASSERT_TRUE(bucket_holds(ref, 1, k));
+    if (tiles == 1)
+      for (std::size_t e = 0; e < ev.keys.size(); ++e)
+        EXPECT_EQ(ev.keys[e], same[ev.op_index[e]]) << "op " << ev.op_index[e] << " evicted out of index order";
+  }
+}
+
 // The sharded count of filled slots (it gates cuckoo moves) equals the filled slots between
 // batches, after inserts, assignments, erases, evictions, expiries and cuckoo moves.
 TEST(CacheOccupancy, ShardedCountMatchesFilledSlots) {

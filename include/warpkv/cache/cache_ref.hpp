@@ -194,6 +194,39 @@ class cache_ref {
     return write_op<P>(t, k, m, ops);
   }
 
+  // ---- lock groups (docs/design/cache.md, "Lock groups") ---------------------------------
+  /// Whether the batch's fast write pass takes its writes' locks as a group: each lane one
+  /// try-lock of its own write's bucket, all at once, the tile then writing under every lock it
+  /// got and releasing them together (one acquire, one fence each way for up to T writes where
+  /// each write paid its own). Only designs whose write holds one bucket and never needs
+  /// another: one bucket, optimistic slots (a held write never waits for a lock).
+  static constexpr bool lock_groups = choices == 1 && sync_policy::value == cache_slot_sync::optimistic;
+  /// The bucket a write of k locks (npos for an invalid key: it takes none).
+  WARPKV_HD std::size_t write_bucket(const Key& k) const { return layout::valid(k) ? pair_of(k).first : npos; }
+  /// One attempt of one lane (not the tile) at bucket b's lock (acquire): true when taken.
+  WARPKV_HD bool try_hold(std::size_t b) const { return detail::try_lock_bucket(v_.s.locks[b]); }
+  /// After lanes took their group's locks (try_hold): the tile sync and the slot protocol's step
+  /// after locking (the release fence of every lane that orders the odd words before its stores).
+  template <class Tile>
+  WARPKV_HD void group_locked(const Tile& t) const {
+    t.sync();
+    sync_policy::locked(v_, t);
+  }
+  /// Releases the group's locks: every lane's writes precede each lane's release (tile sync,
+  /// release fence), then each lane that holds one (b != npos) adds 1 to its word.
+  template <class Tile>
+  WARPKV_HD void group_release(const Tile& t, std::size_t b) const {
+    t.sync();
+    atomic_thread_fence(memory_order::release);
+    if (b != npos) atomic_ref<std::uint32_t>(v_.s.locks[b]).fetch_add(1u, memory_order::relaxed);
+  }
+  /// A write whose bucket's lock the tile holds in a lock group (group_locked done): the locked
+  /// path without taking or releasing the lock.
+  template <cache_pass P = cache_pass::complete, class Tile, class Operands>
+  WARPKV_HD status write_held(const Tile& t, const Key& k, cache_write_mode m, const Operands& ops) const {
+    return write_op<P, true>(t, k, m, ops);
+  }
+
   /// erased (a live entry was removed) or not_found (absent or expired; an expired one is dropped).
   template <class Tile>
   WARPKV_HD status erase(const Tile& t, const Key& k, cache_clock c) const {
@@ -531,8 +564,11 @@ class cache_ref {
     return v_.pair_of(q);
   }
 
-  template <cache_pass P, class Tile, class Operands>
+  /// Held: the caller holds k's bucket's lock in a lock group (lock_groups designs only), so
+  /// the write neither takes nor releases it.
+  template <cache_pass P, bool Held = false, class Tile, class Operands>
   WARPKV_HD status write_op(const Tile& t, const Key& k, mode m, const Operands& ops) const {
+    static_assert(!Held || lock_groups, "a held write: one bucket, optimistic slots");
     if (!layout::valid(k)) {
       if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = 0;
       return status::invalid_key;
@@ -546,7 +582,9 @@ class cache_ref {
       if (t.thread_rank() == 0) on = v_.first_bucket_writes() ? 1u : 0u;
       one_lock = p.second != p.first && t.shfl(on, 0) != 0;
     }
-    if (one_lock) {
+    if constexpr (Held) {
+      r = locked_scan(t, k, p, ops.clock());
+    } else if (one_lock) {
       // One lock (docs/design/cache.md, "One lock"): k's first bucket's alone while the write
       // stays in it (a hit there, or no hit and its first expired or free slot). Every writer of
       // k holds k's first bucket, so while this tile holds it k cannot enter the second bucket;
@@ -646,7 +684,7 @@ class cache_ref {
       if (m == mode::get_or_set && out != nullptr && value != nullptr)
         v_.copy_value_words(t, [&](std::uint32_t j) { return value[j]; }, [&](std::uint32_t j, std::uint64_t w) { out[j] = w; });
     }
-    v_.unlock_pair(t, held);
+    if constexpr (!Held) v_.unlock_pair(t, held);
     if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = evicted ? 1 : 0;
     return st;
   }

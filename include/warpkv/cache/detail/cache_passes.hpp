@@ -149,6 +149,31 @@ struct cache_write_op : cache_batch_args<Ref> {
     if constexpr (ScoresOut) return ref.template write<P>(t, k, m, operands{{a, i}});
     else return ref.template write<P>(t, k, m, operands{a, i});
   }
+
+  /// Lock groups (the fast pass of a design with Ref::lock_groups; docs/design/cache.md, "Lock
+  /// groups"): the batch body takes the locks of a tile's writes together (group_bucket, then
+  /// Ref::try_hold per lane) and runs each write it holds by held().
+  static constexpr bool lock_groups = P == cache_pass::fast && Ref::lock_groups;
+  /// The bucket whose lock operation i takes in a lock group, or npos: not a write that stores
+  /// (an absorbed or combined one, erase, get, contains, an invalid key), which runs alone.
+  WARPKV_HD std::size_t group_bucket(std::size_t i) const {
+    const cache_batch_args<Ref>& a = *this;
+    const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
+    if (o != cache_op::set && o != cache_op::add && o != cache_op::get_or_set) return Ref::npos;
+    if (a.groups.absorbed(a.keys, i)) return Ref::npos;
+    return a.ref.write_bucket(a.keys[i]);
+  }
+  /// Operation i (one group_bucket named) while the tile holds its bucket's lock.
+  template <class Tile>
+  WARPKV_HD status held(const Tile& t, std::size_t i) const {
+    const cache_batch_args<Ref>& a = *this;
+    const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
+    const cache_write_mode m = o == cache_op::set   ? cache_write_mode::set
+                               : o == cache_op::add ? cache_write_mode::add
+                                                    : cache_write_mode::get_or_set;
+    if constexpr (ScoresOut) return a.ref.template write_held<P>(t, a.keys[i], m, operands{{a, i}});
+    else return a.ref.template write_held<P>(t, a.keys[i], m, operands{a, i});
+  }
 };
 
 /// The operation groups' passes over a batch (operation i): join the groups before the batch;
@@ -204,6 +229,13 @@ struct cache_read_op : cache_batch_args<Ref> {
   }
 };
 
+/// Whether a phase's op takes its writes' locks as groups (cache_write_op::lock_groups).
+template <class Op>
+WARPKV_HD constexpr bool lock_groups_of() {
+  if constexpr (requires { Op::lock_groups; }) return Op::lock_groups;
+  return false;
+}
+
 /// The serve-loop body of a cache phase: the tile serves its lanes' operations one at a time
 /// (core/work_sharing.hpp), each with all lanes; `only_full` runs only the operations whose
 /// status is `full`. Status counts by the tile's uniform result: every lane sees the status of
@@ -236,13 +268,42 @@ struct cache_phase_body {
   WARPKV_HD void operator()(const Tile& tile, std::size_t tile_index, accumulator& acc) const {
     const unsigned rank = tile.thread_rank();
     const std::size_t i = tile_index * T + rank;
-    const bool mine = i < n && (!only_full || statuses[i] == status::full);
-    serve_each(tile, mine, [&](unsigned lane) {
+    bool mine = i < n && (!only_full || statuses[i] == status::full);
+    const auto record = [&](unsigned lane, status s) {  // s: the same on every lane
       const std::size_t j = tile_index * T + lane;
-      const status s = acc.deferred ? status::full : op(tile, j);  // the same on every lane
       acc.deferred = in_order && s == status::full;
       if (rank == lane && statuses != nullptr) statuses[j] = s;
       for (int m = 0; m < kinds_per_lane; ++m) acc.c[m] += static_cast<unsigned>(s) == rank + static_cast<unsigned>(m * T) ? 1u : 0u;
+    };
+    if constexpr (lock_groups_of<Op>()) {
+      // Lock groups (docs/design/cache.md, "Lock groups"): each lane one try-lock of its write's
+      // bucket, all at once; the tile runs the writes it got under one fence, releases them
+      // together, then serves the rest (not stores, lost try-locks) one by one as below.
+      if (!acc.deferred) {
+        constexpr std::size_t no_bucket = ~std::size_t{0};
+        std::size_t b = mine ? op.group_bucket(i) : no_bucket;
+        // a bucket two of the tile's writes lock is the lowest lane's, the other's write waits
+        // for the group's release (one tile never waits for itself); with in_order (one host
+        // tile) only a prefix of the tile's operations is grouped, so the writes of a bucket and
+        // the deferrals keep index order
+        const std::uint32_t alone = tile.ballot(mine && b == no_bucket);
+        bool in = b != no_bucket && !(in_order && (alone & ((1u << rank) - 1u)) != 0);
+        for (unsigned l = 0; l + 1 < static_cast<unsigned>(T); ++l) {
+          const std::size_t other = tile.shfl(b, l);
+          in = in && !(l < rank && other == b);
+        }
+        const bool hold = in && op.ref.try_hold(b);
+        if (tile.ballot(hold) != 0) {
+          op.ref.group_locked(tile);
+          serve_each(tile, hold, [&](unsigned lane) { record(lane, op.held(tile, tile_index * T + lane)); });
+          op.ref.group_release(tile, hold ? b : no_bucket);
+        }
+        mine = mine && !hold;
+      }
+    }
+    serve_each(tile, mine, [&](unsigned lane) {
+      const std::size_t j = tile_index * T + lane;
+      record(lane, acc.deferred ? status::full : op(tile, j));
     });
   }
 
