@@ -2,27 +2,31 @@
 // cache_submitter: the CCHT front end for many host threads, with N batch buffers (default 2:
 // double buffering). Threads submit operations into the filling buffer's host staging
 // (page-locked on the GPU, so copies are asynchronous DMA): one at a time (submit: a future
-// with its own result) or many at once (submit_bulk: the caller's arrays are copied as whole
-// ranges under one lock, split over as many batches as they fill, and the results are copied
-// back as whole ranges into the caller's arrays; one future per call). Both are the same path: a
-// submit is a bulk of one with its own result storage. When the filling buffer holds `threshold`
-// operations (or on flush(), or when its oldest operation has waited `deadline`) the thread that
-// sealed it queues, on that buffer's own stream, the copy of its operations to the device, the
-// batch kernel and the copy of the results back, and returns at once; the next submit fills
-// another free buffer meanwhile. A completer thread waits for each launched buffer's stream in
-// launch order, copies each call's share of the results out of the staging (a call's future
-// is ready once its last share is in) and frees the buffer. When all N buffers are launched and
-// not yet completed, submit() waits for one to come back (at most N batches in flight).
+// with its own result) or many at once (submit_bulk: ranges of the filling batches are reserved
+// for the caller's arrays under one lock and copied into them as whole ranges outside it, split
+// over as many batches as they fill, and the results are copied back as whole ranges into the
+// caller's arrays; one future per call). Both are the same path: a submit is a bulk of one with
+// its own result storage. When the filling buffer holds `threshold` operations (or on flush(),
+// or when its oldest operation has waited `deadline`) it is sealed; once every copy into it has
+// ended, the thread that ended the last one (or sealed it, when none was running) queues, on
+// that buffer's own stream, the copy of its operations to the device, the batch kernel and the
+// copy of the results back, and returns at once; the next submit fills another free buffer
+// meanwhile. Completer threads (one per buffer) take the launched buffers in launch order, each
+// waits for its buffer's stream, copies each call's share of the results out of the staging (a
+// call's future is ready once its last share is in) and frees the buffer; so the copies out of
+// several completed batches run at once. When all N buffers are launched and not yet completed,
+// submit() waits for one to come back (at most N batches in flight).
 //
 // Thread safety: submit(), submit_bulk() and flush() may be called from any number of threads
-// (the staging copies of all callers go through one mutex: a bulk's copy-in costs about
-// (ops+keys+values+expiry) bytes / memcpy bandwidth with the lock held). The destructor
-// stops the timer, flushes what is pending and waits for every batch.
+// (the callers' copies into the staging run at once, outside the lock: it guards only the
+// reservation of ranges). The destructor stops the timer, flushes what is pending and waits for
+// every batch.
 //
 // Order in which operations take effect:
 //  - the operations of one batch are concurrent with each other (a batch is a mixed batch of
 //    kv_cache::execute: each operation is linearizable, in any order consistent with that);
-//  - batches are launched in the order they are sealed, each on its buffer's stream. On the GPU
+//  - a batch is launched once it is sealed and every copy into it has ended (batches sealed one
+//    after another may be launched in either order), each on its buffer's stream. On the GPU
 //    a batch may start while earlier ones still run (other streams, the cache's own included), so
 //    operations of batches in flight at the same time are concurrent with each other as well;
 //    on the host backend the sealing threads run batches at once, possibly simultaneously;
@@ -85,7 +89,7 @@ class cache_submitter {
       slots_.push_back(std::make_unique<slot>(cache.exec(), threshold, cache.value_stride() / 8));
       free_.push_back(i);
     }
-    completer_ = std::thread([this] { complete_loop(); });
+    for (std::size_t i = 0; i < buffers; ++i) completers_.emplace_back([this] { complete_loop(); });
     if (deadline.count() > 0) timer_ = std::thread([this] { timer_loop(); });
   }
   cache_submitter(const cache_submitter&) = delete;
@@ -106,7 +110,7 @@ class cache_submitter {
       stop_completer_ = true;
     }
     launched_cv_.notify_all();
-    completer_.join();
+    for (std::thread& c : completers_) c.join();
   }
 
   /// Queues one operation; `value` (set/add/get_or_set) holds at most value_bytes() bytes
@@ -134,9 +138,9 @@ class cache_submitter {
   /// expires_at[i]. values_in may be empty when no operation is a set/add/get_or_set (values
   /// then not copied), values_out when the caller wants no values (then not written), expires_at
   /// when none expires. The other entries of values_out are unspecified after completion.
-  /// The operations are copied into the filling batch under one lock (several batches, sealed
-  /// and launched in turn, when they exceed what is left of it; when all buffers are in flight
-  /// it waits for one as submit() does); the spans must stay valid, and the output spans
+  /// The operations are copied into ranges of the filling batch reserved under one lock (several
+  /// batches, sealed and launched in turn, when they exceed what is left of it; when all buffers
+  /// are in flight it waits for one as submit() does); the spans must stay valid, and the output spans
   /// untouched, until the returned future is ready: it becomes ready when the last of its
   /// operations has completed and its results are in statuses/values_out, or carries the batch's
   /// exception when a batch holding some of them failed (the outputs are then unspecified).
@@ -189,7 +193,7 @@ class cache_submitter {
       if (filling_ != none) sealed = seal_locked();
       upto = sealed_;
     }
-    if (sealed != none) launch(sealed);
+    if (sealed != none) launch(sealed);  // none when a copy into it still runs: its copier launches it
     std::unique_lock<std::mutex> g(mu_);
     freed_.wait(g, [&] {
       return std::none_of(slots_.begin(), slots_.end(), [&](const auto& s) { return s->seq != 0 && s->seq <= upto; });
@@ -224,10 +228,10 @@ class cache_submitter {
   // then owned by the completer, which copies each completed piece's results into it and, when
   // `left` reaches 0, finishes and deletes it.
   struct request {
-    std::size_t left;           // operations not completed yet (the completer's alone once queued)
-    status* statuses;           // one per operation
-    std::byte* values;          // value_stride() bytes per operation, or nullptr: not wanted
-    std::exception_ptr error;   // the first failure of a batch holding some of its operations
+    std::atomic<std::size_t> left;  // operations not completed yet (counted down by the completers)
+    status* statuses;               // one per operation
+    std::byte* values;              // value_stride() bytes per operation, or nullptr: not wanted
+    std::exception_ptr error;       // the first failure of a batch holding some of its operations (set under mu_)
     request(std::size_t n, status* st, std::byte* v) : left(n), statuses(st), values(v) {}
     virtual ~request() = default;
     virtual void finish(std::size_t value_bytes) noexcept = 0;  // makes the caller's future ready
@@ -296,7 +300,7 @@ class cache_submitter {
     buffer<status> d_statuses;
     std::vector<piece> pieces;  // in slot order; at most `cap` (each holds an operation)
     std::size_t n = 0;
-    std::size_t next_sealed = none;  // the sealing caller's chain of slots to launch
+    std::size_t copying = 0;         // callers' copies into reserved ranges still running
     bool any_in = false, any_out = false, any_expiry = false;
     std::uint64_t seq = 0;     // seal order (1, 2, ...) while launched; 0 while free or filling
     std::exception_ptr error;  // set when queueing or running the batch failed
@@ -312,29 +316,68 @@ class cache_submitter {
     }
   };
 
+  /// Seals the filling slot: returns it for the caller to launch, or none when a copy into it
+  /// still runs (the copier that ends the last one launches it: end_copy_locked).
   std::size_t seal_locked() {
     const std::size_t i = filling_;
     filling_ = none;
     slots_[i]->seq = ++sealed_;
     peak_in_flight_ = std::max(peak_in_flight_, ++in_flight_);
-    return i;
+    return slots_[i]->copying == 0 ? i : none;
+  }
+  /// A copy into slot i has ended: returns i when it was the last into a sealed slot (the caller
+  /// launches it), else none.
+  std::size_t end_copy_locked(std::size_t i) {
+    slot& s = *slots_[i];
+    return --s.copying == 0 && s.seq != 0 ? i : none;
   }
 
-  /// Copies a request's n operations into the filling batch under one lock: as many as fit,
-  /// sealing each batch it fills and taking a free buffer for the rest; when none is free it
-  /// launches what it sealed and waits for one. Then launches what it sealed. Takes `req`.
-  void queue(request* req, std::size_t n, const source& src) {
-    const std::size_t stride = cache_.value_stride(), vw = stride / sizeof(word);
-    std::size_t done = 0, head = none, tail = none;  // head..tail: slots sealed here, to launch
-    bool started = false;
-    auto launch_sealed = [&] {
-      while (head != none) {
-        const std::size_t i = head;
-        head = slots_[i]->next_sealed;
-        slots_[i]->next_sealed = none;  // before launch(): then the slot may be refilled
-        launch(i);
+  // A range [at, at + count) of slot `index` reserved for the caller's operations [first, ...).
+  struct reservation {
+    std::size_t index, at, first, count;
+  };
+
+  /// The caller's operations [r.first, r.first + r.count) into slot r.index's staging at r.at:
+  /// outside the lock (the range is the caller's alone until end_copy_locked).
+  void copy_in(const reservation& r, const source& src) {
+    const std::size_t stride = cache_.value_stride(), vw = stride / sizeof(word), k = r.count, at = r.at, done = r.first;
+    slot& s = *slots_[r.index];
+    std::copy_n(src.ops + done, k, s.ops.data() + at);
+    std::copy_n(src.keys + done, k, s.keys.data() + at);
+    if (src.writes) {
+      auto* w = reinterpret_cast<std::byte*>(s.in.data() + at * vw);
+      if (src.values != nullptr && src.value_size == stride) {
+        std::memcpy(w, src.values + done * stride, k * stride);
+      } else {
+        for (std::size_t j = 0; j < k; ++j) {
+          std::memset(w + j * stride, 0, stride);
+          if (src.values != nullptr) std::memcpy(w + j * stride, src.values + (done + j) * src.value_size, src.value_size);
+        }
       }
-      tail = none;
+    }
+    if (src.expires != nullptr) std::copy_n(src.expires + done, k, s.expires.data() + at);
+    else std::fill_n(s.expires.data() + at, k, word{0});
+  }
+
+  /// Reserves ranges of the filling batches for a request's n operations under one lock (as
+  /// many as fit, sealing each batch it fills and taking a free buffer for the rest), copies
+  /// into them outside it, then launches every batch it sealed or finished copying into whose
+  /// copies have all ended. When no buffer is free it first copies and launches what it has,
+  /// then waits for one. Takes `req`.
+  void queue(request* req, std::size_t n, const source& src) {
+    std::size_t done = 0;
+    bool started = false;
+    std::vector<reservation> mine;
+    std::vector<std::size_t> to_launch;
+    auto copy_and_launch = [&](std::unique_lock<std::mutex>& g) {  // called unlocked; returns unlocked
+      for (const reservation& r : mine) copy_in(r, src);
+      g.lock();
+      for (const reservation& r : mine)
+        if (const std::size_t i = end_copy_locked(r.index); i != none) to_launch.push_back(i);
+      mine.clear();
+      g.unlock();
+      for (const std::size_t i : to_launch) launch(i);
+      to_launch.clear();
     };
     std::unique_lock<std::mutex> g(mu_);
     for (;;) {
@@ -346,45 +389,26 @@ class cache_submitter {
           started = true;
         }
         slot& s = *slots_[filling_];
-        const std::size_t k = std::min(n - done, threshold_ - s.n), at = s.n;
-        std::copy_n(src.ops + done, k, s.ops.data() + at);
-        std::copy_n(src.keys + done, k, s.keys.data() + at);
-        if (src.writes) {
-          auto* w = reinterpret_cast<std::byte*>(s.in.data() + at * vw);
-          if (src.values != nullptr && src.value_size == stride) {
-            std::memcpy(w, src.values + done * stride, k * stride);
-          } else {
-            for (std::size_t j = 0; j < k; ++j) {
-              std::memset(w + j * stride, 0, stride);
-              if (src.values != nullptr)
-                std::memcpy(w + j * stride, src.values + (done + j) * src.value_size, src.value_size);
-            }
-          }
-        }
-        if (src.expires != nullptr) std::copy_n(src.expires + done, k, s.expires.data() + at);
-        else std::fill_n(s.expires.data() + at, k, word{0});
+        const std::size_t k = std::min(n - done, threshold_ - s.n);
+        mine.push_back(reservation{filling_, s.n, done, k});
+        ++s.copying;
         s.any_in = s.any_in || src.writes;
         s.any_out = s.any_out || src.reads;
         s.any_expiry = s.any_expiry || src.expiry;
-        s.pieces.push_back(piece{req, done, at, k});  // within the reserved capacity
+        s.pieces.push_back(piece{req, done, s.n, k});  // within the reserved capacity
         s.n += k;
         done += k;
-        if (s.n == threshold_) {
-          const std::size_t i = seal_locked();
-          (tail == none ? head : slots_[tail]->next_sealed) = i;
-          tail = i;
-        }
+        if (s.n == threshold_) seal_locked();  // copying > 0 (ours): launched after the copies
       }
-      if (done == n) break;
-      g.unlock();  // every buffer sealed or in flight: launch ours, wait for one to come back
-      launch_sealed();
-      g.lock();
+      const bool all = done == n;
+      const bool wake = all && started && filling_ != none && timer_.joinable();
+      g.unlock();
+      copy_and_launch(g);
+      if (wake) timer_wake_.notify_one();
+      if (all) return;
+      g.lock();  // every buffer sealed or in flight: wait for one to come back
       freed_.wait(g, [&] { return filling_ != none || !free_.empty(); });
     }
-    const bool wake = started && filling_ != none && timer_.joinable();
-    g.unlock();
-    launch_sealed();
-    if (wake) timer_wake_.notify_one();
   }
 
   /// Queues the sealed slot's batch on its stream (the host backend runs it here) and hands it to
@@ -454,14 +478,16 @@ class cache_submitter {
     for (const piece& p : s.pieces) {
       request& r = *p.req;
       if (s.error) {
+        std::lock_guard<std::mutex> g(mu_);  // completers of other slots may hold pieces of r
         if (!r.error) r.error = s.error;
       } else {
         std::copy_n(s.statuses.data() + p.at, p.count, r.statuses + p.first);
         if (r.values != nullptr && s.any_out)
           std::memcpy(r.values + p.first * stride, s.out.data() + p.at * vw, p.count * stride);
       }
-      r.left -= p.count;
-      if (r.left == 0) {
+      // the last piece's completer finishes r: every other completer's copies and error
+      // happen before (the countdown is one release sequence, read with acquire)
+      if (r.left.fetch_sub(p.count, std::memory_order_acq_rel) == p.count) {
         r.finish(cache_.value_bytes());
         delete &r;
       }
@@ -486,6 +512,7 @@ class cache_submitter {
         continue;
       }
       const std::size_t sealed = seal_locked();
+      if (sealed == none) continue;  // a copy into it still runs: its copier launches it
       g.unlock();
       launch(sealed);
       g.lock();
@@ -511,7 +538,8 @@ class cache_submitter {
 
   std::atomic<std::size_t> batches_{0}, operations_{0};
   std::atomic<std::uint64_t> bytes_in_{0}, bytes_out_{0};
-  std::thread completer_, timer_;  // last: they start after everything they use exists
+  std::vector<std::thread> completers_;  // last: they start after everything they use exists
+  std::thread timer_;
 };
 
 }  // namespace warpkv
