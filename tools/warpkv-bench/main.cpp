@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"bulk", "single"}))
       ->capture_default_str();
-  c->add_option("--submitter-ops", ca_sub_ops, "--submitter: operations per threshold (default 2^22 cuda, 2^14 host)");
+  c->add_option("--submitter-ops", ca_sub_ops, "--submitter: operations per threshold, at least 16 batches (default 2^22 cuda, 2^14 host)");
   bool ca_baselines_only = false;
   c->add_flag("--baselines-only", ca_baselines_only, "YCSB: run only --baseline / --memcached, not the kv_cache runs");
 

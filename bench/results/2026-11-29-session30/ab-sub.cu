@@ -3,7 +3,12 @@
 // 32-byte values), THREADS client threads each submitting windows of 2 x threshold / THREADS
 // operations (even i get_or_set, odd i set, uniform keys; every value of key k starts with k,
 // every result checked) and waiting for each; throughput over the wall time, the bytes the
-// submitter copied each way against the pinned copy bandwidth measured at the start.
+// submitter copied each way against the pinned copy bandwidth measured at the start. Timed from
+// after the submitter's construction (its pinned staging allocated) to the last client's last
+// result; a partial batch launches after 1 ms (warpkv-bench's default deadline; without one,
+// clients out of step would each wait for a batch that the others never fill). At least 16
+// batches a row.
+// AB_HOST (environment): the host backend (a check that the driver runs; not a measurement).
 // usage: ab-sub TAG [THREADS=16] [THRESHOLDS=16384,131072,1048576] [BUFFERS=2,3,4] [OPS=2^23]
 #include <algorithm>
 #include <chrono>
@@ -23,7 +28,7 @@ int main(int argc, char** argv) {
   const auto buffers = parse(argc > 4 ? argv[4] : "2,3,4");
   const u64 ops = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : (u64{1} << 23);
   using cache_t = warpkv::kv_cache<u64, 8>;
-  cache_t cache({.capacity = std::size_t{1} << 24, .value_bytes = 32}, warpkv::execution::gpu());
+  cache_t cache({.capacity = std::size_t{1} << 24, .value_bytes = 32}, std::getenv("AB_HOST") ? warpkv::execution::host() : warpkv::execution::gpu());
   // pinned copy bandwidth: best of 5 copies of 64 MiB each way
   const std::size_t words = (std::size_t{64} << 20) / 8;
   double ph = 0, pd = 0;
@@ -43,13 +48,14 @@ int main(int argc, char** argv) {
   }
   for (const u64 nb : buffers)
     for (const u64 threshold : thresholds) {
-      const u64 per = (ops + threads - 1) / threads;
+      const u64 per = (std::max<u64>(ops, 16 * threshold) + threads - 1) / threads;
       const std::size_t window = (std::size_t)std::clamp<u64>(2 * threshold / threads, 1, per);
       std::atomic<u64> failures{0};
       u64 bin = 0, bout = 0, batches = 0;
-      const auto t0 = std::chrono::steady_clock::now();
+      std::chrono::steady_clock::time_point t0, t1;
       {
-        warpkv::cache_submitter<cache_t> sub(cache, threshold, std::chrono::microseconds(0), nb);
+        warpkv::cache_submitter<cache_t> sub(cache, threshold, std::chrono::microseconds(1000), nb);
+        t0 = std::chrono::steady_clock::now();
         std::vector<std::jthread> pool;
         for (unsigned w = 0; w < threads; ++w)
           pool.emplace_back([&, w] {
@@ -78,11 +84,12 @@ int main(int argc, char** argv) {
             }
           });
         pool.clear();
+        t1 = std::chrono::steady_clock::now();
         bin = sub.bytes_to_device();
         bout = sub.bytes_from_device();
         batches = sub.batches();
       }
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = std::chrono::duration<double>(t1 - t0).count();
       const u64 n = per * threads;
       printf("{\"experiment\":\"cache-submitter\",\"tag\":\"%s\",\"threads\":%u,\"buffers\":%llu,\"threshold\":%llu,\"window\":%zu,"
              "\"ops\":%llu,\"batches\":%llu,\"s\":%.4f,\"mops\":%.2f,\"h2d_gbs\":%.3f,\"d2h_gbs\":%.3f,\"pinned_h2d_gbs\":%.2f,"
