@@ -619,8 +619,9 @@ std::pair<double, double> pinned_copy_gbs(session& s) {
   return {h2d, d2h};
 }
 
-// Client threads each submit a window of operations (2 x threshold / threads, so that a batch
-// fills by its threshold), then wait for the window's results, then the next window. --submit
+// Client threads each submit a window of operations (max(2, buffers) x threshold / threads, so
+// that every buffer can fill by its threshold while the others are in flight), then wait for the
+// window's results, then the next window. --submit
 // single: one submit() per operation, then the window's futures in order; an operation's latency
 // is from just before its submit() to the moment its client holds the result (an upper bound:
 // futures are collected in order). --submit bulk: the window is one submit_bulk() and its
@@ -657,7 +658,8 @@ bool submitter_rows(session& s, const cache_options& o, u64 seed) {
       using clock = std::chrono::steady_clock;
       const u64 row_ops = std::max<u64>(ops, 16 * threshold);
       const u64 per = (row_ops + threads - 1) / threads;
-      const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(2 * threshold / threads, 1, per));
+      const u64 outstanding = std::max(2u, buffers) * threshold;  // what all clients hold at once
+      const std::size_t window = static_cast<std::size_t>(std::clamp<u64>(outstanding / threads, 1, per));
       std::vector<std::vector<double>> lat(threads);
       std::atomic<u64> failures{0};
       std::size_t batches = 0, peak = 0;

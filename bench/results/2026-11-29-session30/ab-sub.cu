@@ -9,7 +9,8 @@
 // clients out of step would each wait for a batch that the others never fill). At least 16
 // batches a row.
 // AB_HOST (environment): the host backend (a check that the driver runs; not a measurement).
-// usage: ab-sub TAG [THREADS=16] [THRESHOLDS=16384,131072,1048576] [BUFFERS=2,3,4] [OPS=2^23]
+// usage: ab-sub TAG [THREADS=16] [THRESHOLDS=16384,131072,1048576] [BUFFERS=2,3,4] [OPS=2^23] [WINDOW=2]
+// WINDOW: a client's window is WINDOW x threshold / THREADS operations (0: max(2, buffers)).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   const auto thresholds = parse(argc > 3 ? argv[3] : "16384,131072,1048576");
   const auto buffers = parse(argc > 4 ? argv[4] : "2,3,4");
   const u64 ops = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : (u64{1} << 23);
+  const u64 wf = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 2;
   using cache_t = warpkv::kv_cache<u64, 8>;
   cache_t cache({.capacity = std::size_t{1} << 24, .value_bytes = 32}, std::getenv("AB_HOST") ? warpkv::execution::host() : warpkv::execution::gpu());
   // pinned copy bandwidth: best of 5 copies of 64 MiB each way
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
   for (const u64 nb : buffers)
     for (const u64 threshold : thresholds) {
       const u64 per = (std::max<u64>(ops, 16 * threshold) + threads - 1) / threads;
-      const std::size_t window = (std::size_t)std::clamp<u64>(2 * threshold / threads, 1, per);
+      const std::size_t window = (std::size_t)std::clamp<u64>((wf != 0 ? wf : std::max<u64>(2, nb)) * threshold / threads, 1, per);
       std::atomic<u64> failures{0};
       u64 bin = 0, bout = 0, batches = 0;
       std::chrono::steady_clock::time_point t0, t1;
@@ -91,10 +93,10 @@ int main(int argc, char** argv) {
       }
       const double s = std::chrono::duration<double>(t1 - t0).count();
       const u64 n = per * threads;
-      printf("{\"experiment\":\"cache-submitter\",\"tag\":\"%s\",\"threads\":%u,\"buffers\":%llu,\"threshold\":%llu,\"window\":%zu,"
+      printf("{\"experiment\":\"cache-submitter\",\"tag\":\"%s\",\"window_factor\":%llu,\"threads\":%u,\"buffers\":%llu,\"threshold\":%llu,\"window\":%zu,"
              "\"ops\":%llu,\"batches\":%llu,\"s\":%.4f,\"mops\":%.2f,\"h2d_gbs\":%.3f,\"d2h_gbs\":%.3f,\"pinned_h2d_gbs\":%.2f,"
              "\"pinned_d2h_gbs\":%.2f,\"h2d_fraction_of_pinned\":%.4f,\"d2h_fraction_of_pinned\":%.4f,\"failures\":%llu}\n",
-             tag, threads, (unsigned long long)nb, (unsigned long long)threshold, window, (unsigned long long)n,
+             tag, (unsigned long long)wf, threads, (unsigned long long)nb, (unsigned long long)threshold, window, (unsigned long long)n,
              (unsigned long long)batches, s, n / s / 1e6, bin / s / 1e9, bout / s / 1e9, ph, pd, bin / s / 1e9 / ph,
              bout / s / 1e9 / pd, (unsigned long long)failures.load());
       fflush(stdout);
