@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call G (session 30): ab-cache, the default design (arg 8: kv_cache<u64, 8, 8>): 7c6bd49 (base:
+# call G (session 30): ab-cache, the default design (arg 8: kv_cache<u64, 8, 8>): 08bca24 (base:
 # V39, lock groups in one-bucket designs only) against V42 (lock groups also in the two-bucket
 # fast pass while the one-lock gate is on), alternated three times; one_bucket_lru (arg 32) once each.
 B=$(cd "$(dirname "$0")" && pwd)
