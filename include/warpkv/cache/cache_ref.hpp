@@ -200,9 +200,15 @@ class cache_ref {
   /// got and releasing them together (one acquire, one fence each way for up to T writes where
   /// each write paid its own). Only designs whose write holds one bucket and never needs
   /// another: one bucket, optimistic slots (a held write never waits for a lock).
-  static constexpr bool lock_groups = choices == 1 && sync_policy::value == cache_slot_sync::optimistic;
-  /// The bucket a write of k locks (npos for an invalid key: it takes none).
-  WARPKV_HD std::size_t write_bucket(const Key& k) const { return layout::valid(k) ? pair_of(k).first : npos; }
+  static constexpr bool lock_groups =
+      sync_policy::value == cache_slot_sync::optimistic && (choices == 1 || key_words == 1);
+  /// The bucket a write of k locks in a group (npos for an invalid key, and in a two-bucket
+  /// design while the batch's fast pass may not hold a first bucket alone: the write runs alone).
+  WARPKV_HD std::size_t write_bucket(const Key& k) const {
+    if constexpr (choices == 2)
+      if (!v_.first_bucket_writes()) return npos;
+    return layout::valid(k) ? pair_of(k).first : npos;
+  }
   /// One attempt of one lane (not the tile) at bucket b's lock (acquire): true when taken.
   WARPKV_HD bool try_hold(std::size_t b) const { return detail::try_lock_bucket(v_.s.locks[b]); }
   /// After lanes took their group's locks (try_hold): the tile sync and the slot protocol's step
@@ -568,7 +574,7 @@ class cache_ref {
   /// the write neither takes nor releases it.
   template <cache_pass P, bool Held = false, class Tile, class Operands>
   WARPKV_HD status write_op(const Tile& t, const Key& k, mode m, const Operands& ops) const {
-    static_assert(!Held || lock_groups, "a held write: one bucket, optimistic slots");
+    static_assert(!Held || (lock_groups && P == cache_pass::fast), "a held write: the fast pass of a lock-group design");
     if (!layout::valid(k)) {
       if (ops.ev_flag() != nullptr && t.thread_rank() == 0) *ops.ev_flag() = 0;
       return status::invalid_key;
@@ -584,6 +590,13 @@ class cache_ref {
     }
     if constexpr (Held) {
       r = locked_scan(t, k, p, ops.clock());
+      if constexpr (choices == 2) {
+        // held: k's first bucket alone ("One lock"); a write that would leave it (a hit, free or
+        // expired slot only in the second bucket, or both full) is the complete pass's, with
+        // nothing written (the group releases the lock)
+        const std::size_t at = r.hit != npos ? r.hit : r.stale != npos ? r.stale : r.free;
+        if (at == npos || at / BucketWidth != p.first) return status::full;
+      }
     } else if (one_lock) {
       // One lock (docs/design/cache.md, "One lock"): k's first bucket's alone while the write
       // stays in it (a hit there, or no hit and its first expired or free slot). Every writer of
@@ -649,7 +662,7 @@ class cache_ref {
       if (target == npos && kicks_allowed<P>(t)) {
         if constexpr (P == cache_pass::fast) {
           // both buckets full and cuckoo moves may make room: the complete pass's work
-          v_.unlock_pair(t, held);
+          if constexpr (!Held) v_.unlock_pair(t, held);
           return status::full;
         } else {
           if constexpr (choices == 2) {

@@ -295,7 +295,9 @@ struct cache_phase_body {
         const bool hold = in && op.ref.try_hold(b);
         if (tile.ballot(hold) != 0) {
           op.ref.group_locked(tile);
-          serve_each(tile, hold, [&](unsigned lane) { record(lane, op.held(tile, tile_index * T + lane)); });
+          serve_each(tile, hold, [&](unsigned lane) {
+            record(lane, acc.deferred ? status::full : op.held(tile, tile_index * T + lane));
+          });
           op.ref.group_release(tile, hold ? b : no_bucket);
         }
         mine = mine && !hold;
