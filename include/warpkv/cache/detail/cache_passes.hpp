@@ -282,15 +282,19 @@ struct cache_phase_body {
       if (!acc.deferred) {
         constexpr std::size_t no_bucket = ~std::size_t{0};
         std::size_t b = mine ? op.group_bucket(i) : no_bucket;
-        // a bucket two of the tile's writes lock is the lowest lane's, the other's write waits
-        // for the group's release (one tile never waits for itself); with in_order (one host
-        // tile) only a prefix of the tile's operations is grouped, so the writes of a bucket and
-        // the deferrals keep index order
-        const std::uint32_t alone = tile.ballot(mine && b == no_bucket);
-        bool in = b != no_bucket && !(in_order && (alone & ((1u << rank) - 1u)) != 0);
-        for (unsigned l = 0; l + 1 < static_cast<unsigned>(T); ++l) {
-          const std::size_t other = tile.shfl(b, l);
-          in = in && !(l < rank && other == b);
+        // two of the tile's writes on one bucket: one try-lock wins, the other write runs after
+        // the group's release (one tile never waits for itself). With in_order (one host tile,
+        // the sequential order) the lowest lane's write takes the bucket and only a prefix of the
+        // tile's operations is grouped, so the writes of a bucket and the deferrals keep index
+        // order (T - 1 shuffles: on the host backend each is a barrier, so only there)
+        bool in = b != no_bucket;
+        if (in_order) {
+          const std::uint32_t alone = tile.ballot(mine && b == no_bucket);
+          in = in && (alone & ((1u << rank) - 1u)) == 0;
+          for (unsigned l = 0; l + 1 < static_cast<unsigned>(T); ++l) {
+            const std::size_t other = tile.shfl(b, l);
+            in = in && !(l < rank && other == b);
+          }
         }
         const bool hold = in && op.ref.try_hold(b);
         if (tile.ballot(hold) != 0) {
