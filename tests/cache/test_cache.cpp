@@ -1697,9 +1697,11 @@ TEST(CacheLockGroups, WritesOfOneBucketInOneTileKeepIndexOrder) {
     std::set<std::uint64_t> evicted(ev.keys.begin(), ev.keys.end());
     EXPECT_EQ(evicted, std::set<std::uint64_t>(same.begin(), same.begin() + 12)) << "the 12 least recently written";
     for (const std::uint64_t k : batch) ASSERT_TRUE(bucket_holds(ref, 1, k));
-    if (tiles == 1)
-      for (std::size_t e = 0; e < ev.keys.size(); ++e)
+    if (tiles == 1) {
+      for (std::size_t e = 0; e < ev.keys.size(); ++e) {
         EXPECT_EQ(ev.keys[e], same[ev.op_index[e]]) << "op " << ev.op_index[e] << " evicted out of index order";
+      }
+    }
   }
 }
 
