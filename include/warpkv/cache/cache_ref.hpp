@@ -198,8 +198,10 @@ class cache_ref {
   /// Whether the batch's fast write pass takes its writes' locks as a group: each lane one
   /// try-lock of its own write's bucket, all at once, the tile then writing under every lock it
   /// got and releasing them together (one acquire, one fence each way for up to T writes where
-  /// each write paid its own). Only designs whose write holds one bucket and never needs
-  /// another: one bucket, optimistic slots (a held write never waits for a lock).
+  /// each write paid its own). Optimistic slots, and a held write that never waits for a lock:
+  /// one bucket (the write needs no other), or two buckets with one-word keys while the batch's
+  /// one-lock gate is on (the held write stays in its first bucket, "One lock", or is left to
+  /// the complete pass).
   static constexpr bool lock_groups =
       sync_policy::value == cache_slot_sync::optimistic && (choices == 1 || key_words == 1);
   /// The bucket a write of k locks in a group (npos for an invalid key, and in a two-bucket
