@@ -1222,6 +1222,39 @@ TEST(CacheAbsorb, CombinedGetOrSetOfAKeyRunsOnce) {
   }
 }
 
+// The group scratch is pooled: a batch's operations that belong to no group must not see the
+// previous batch's groups. Batch 1 groups every operation (sets of one key); batch 2 reuses the
+// scratch with get_or_sets (not grouped: combining off) of new keys at the same indexes, each of
+// which must insert its own key.
+TEST(CacheAbsorb, OperationsOutsideGroupsIgnoreTheLastBatchsGroups) {
+  WARPKV_TEST_EXECUTION(ex);
+  kv_cache<std::uint64_t, 8> cache({.capacity = 4096, .value_bytes = 16, .absorb_sets = true}, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  const std::size_t n = 256;
+  std::uint64_t version = 1;
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<std::uint64_t> same(n, key_of<std::uint64_t>(1000 + static_cast<std::uint64_t>(round)));
+    std::vector<std::uint64_t> versions(n);
+    for (auto& v : versions) v = version++;
+    std::vector<status> st(n);
+    std::vector<std::byte> out(n * stride);
+    cache.execute(std::vector<cache_op>(n, cache_op::set), same, values_for(cache, same, versions), out, st);
+    EXPECT_EQ(std::count(st.begin(), st.end(), status::inserted), 1) << "round " << round;
+    EXPECT_EQ(std::count(st.begin(), st.end(), status::assigned), static_cast<std::ptrdiff_t>(n - 1));
+    std::vector<std::uint64_t> fresh(n);
+    for (std::size_t i = 0; i < n; ++i) fresh[i] = key_of<std::uint64_t>(1 + i + n * static_cast<std::uint64_t>(round));
+    for (auto& v : versions) v = version++;
+    cache.execute(std::vector<cache_op>(n, cache_op::get_or_set), fresh, values_for(cache, fresh, versions), out, st);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(st[i], status::inserted) << "round " << round << ", op " << i;
+      EXPECT_EQ(check_value(fresh[i], words_at(out, i, stride), words), versions[i]) << "op " << i;
+    }
+    std::vector<status> found(n);
+    cache.contains(fresh, found);
+    EXPECT_EQ(std::count(found.begin(), found.end(), status::found), static_cast<std::ptrdiff_t>(n));
+  }
+}
+
 // Set absorption, exactly: after a batch of sets on a few keys, each key holds its last set's
 // value; a key present before the batch reports only `assigned`, an absent one exactly one
 // `inserted`; execute_resident's counts agree.

@@ -103,13 +103,15 @@ class kv_cache {
   /// The fixed design (by_config: the default, standing in where a type is spelled for it).
   using fixed_design = std::conditional_t<by_config, default_cache_design, Design>;
   /// The tile of a batch's read phase (gets, contains, get_or_set's read): 4 lanes where the
-  /// cache's tile is 8 with one-word keys (u64) and buckets of 8 or one bucket per key, else the
-  /// cache's own. Each lane then reads four slots of the pair instead of two: session 26, call A (H200, the --hkv
-  /// workload) measured finds +16-37 % at tile 4 against 8 (read kernel 63 registers, no local
-  /// memory), where the write kernels at tile 4 spill; so only the read phase takes it (reads and
-  /// writes are separate launches of one batch, and the slots' layout does not depend on the tile).
+  /// cache's tile is 8 with keys of up to five words (u64; byte keys of up to 32 bytes) and
+  /// buckets of 8 or one bucket per key, else the cache's own. Each lane then reads four slots
+  /// of the pair instead of two: session 26, call A (H200, the --hkv workload) measured u64
+  /// finds +16-37 % at tile 4 against 8 (read kernel 63 registers, no local memory), session 31
+  /// (V44) YCSB's byte_key<32> reads; the write kernels at tile 4 spill, so only the read phase
+  /// takes it (reads and writes are separate launches of one batch, and the slots' layout does
+  /// not depend on the tile).
   static constexpr int read_tile_size =
-      (TileSize == 8 && cache_key_layout<Key>::words == 1 &&
+      (TileSize == 8 && cache_key_layout<Key>::words <= 5 &&
        (BucketWidth == 8 || fixed_design::placement::choices == 1))
           ? 4
           : TileSize;
@@ -823,10 +825,11 @@ class kv_cache {
     }
     if (!g) {
       g = std::make_unique<groups_scratch>();
-      g->words = buffer<std::uint32_t>(3 * slots, ex_);
+      g->words = buffer<std::uint32_t>(3 * slots + slots / 2, ex_);  // slots / 2 >= n entry words
       g->groups.rep = g->words.data();
       g->groups.win = g->words.data() + slots;
       g->groups.other = g->words.data() + 2 * slots;
+      g->groups.entry = g->words.data() + 3 * slots;
       g->groups.slots = slots;
       g->groups.seed = cfg_.seed;
     }
@@ -834,7 +837,8 @@ class kv_cache {
     g->groups.uniform = uniform;
     g->groups.sets = sets;
     g->groups.get_or_sets = get_or_sets;
-    detail::fill_words<std::uint32_t>(ex_, g->words.data(), g->words.size(), 0u);
+    // the table zeroed; the entry words are written by the join pass, one for every operation
+    detail::fill_words<std::uint32_t>(ex_, g->words.data(), 3 * g->groups.slots, 0u);
     // concurrent tiles on both backends (the host backend's for_each_index is a plain loop)
     launch<1>(ex_, n, simple_body<detail::op_groups_pass_fn<Key>>{{g->groups, keys, nullptr, nullptr, 0}});
     return g;

@@ -131,12 +131,12 @@ struct cache_write_op : cache_batch_args<Ref> {
         else return none(ref.contains(t, k, c));
       case cache_op::set:
         // an absorbed set is linearized just before its key's winning set: it writes nothing
-        if (a.groups.absorbed(a.keys, i)) return none(status::assigned);
+        if (a.groups.absorbed(i)) return none(status::assigned);
         break;
       case cache_op::get_or_set:
         // a combined get_or_set is linearized just after its group's winner, which leaves the
         // key present: it finds the winner's value (copied to `out` by the fix-up pass)
-        if (a.groups.absorbed(a.keys, i)) return none(status::found);
+        if (a.groups.absorbed(i)) return none(status::found);
         break;
       case cache_op::add: break;
       default: return none(status::invalid_key);
@@ -160,7 +160,7 @@ struct cache_write_op : cache_batch_args<Ref> {
     const cache_batch_args<Ref>& a = *this;
     const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
     if (o != cache_op::set && o != cache_op::add && o != cache_op::get_or_set) return Ref::npos;
-    if (a.groups.absorbed(a.keys, i)) return Ref::npos;
+    if (a.groups.absorbed(i)) return Ref::npos;
     return a.ref.write_bucket(a.keys[i]);
   }
   /// Operation i (one group_bucket named) while the tile holds its bucket's lock.
@@ -187,9 +187,8 @@ struct op_groups_pass_fn {
   std::size_t value_words = 0;
   template <class Tile>
   WARPKV_HD void operator()(const Tile&, std::size_t i) const {
-    if (!g.grouped(keys, i)) return;
-    if (statuses == nullptr) g.join(keys, i);
-    else g.fix_up(keys, i, statuses, values_out, value_words);
+    if (statuses == nullptr) return g.join(keys, i);  // every operation: its entry word
+    if (g.find(i) != op_groups<Key>::npos) g.fix_up(i, statuses, values_out, value_words);
   }
 };
 
@@ -220,7 +219,7 @@ struct cache_read_op : cache_batch_args<Ref> {
       case cache_op::get: return none(a.ref.get(t, a.keys[i], out, c));
       case cache_op::contains: return none(a.ref.contains(t, a.keys[i], c));
       case cache_op::get_or_set: {
-        if (a.groups.absorbed(a.keys, i)) return none(status::found);  // as in cache_batch_op
+        if (a.groups.absorbed(i)) return none(status::found);  // as in cache_batch_op
         const status s = a.ref.get(t, a.keys[i], out, c);
         return s == status::not_found ? status::full : none(s);  // found, invalid_key: final
       }

@@ -17,6 +17,10 @@
 //   rep   the first operation of the group to claim the entry, plus one (0: the entry is free);
 //   win   the largest operation index of the group, plus one (fetch_max);
 //   other some operation of the group other than rep, plus one (0: rep is alone).
+// and one 32-bit word per operation, written by the join pass for every operation of the batch:
+//   entry the group's entry of operation i, plus one (0: i is not grouped), so that the batch's
+//         kernels and the fix-up pass find an operation's winner with two loads (its entry word,
+//         coalesced, then the entry's `win`) instead of hashing its key and probing the table.
 #include <cstddef>
 #include <cstdint>
 
@@ -36,6 +40,7 @@ struct op_groups {
   std::uint32_t* rep = nullptr;
   std::uint32_t* win = nullptr;
   std::uint32_t* other = nullptr;
+  std::uint32_t* entry = nullptr;  ///< one word per operation of the batch (>= n), written by the join pass
   std::size_t slots = 0;  ///< a power of two; 0: no grouping
   std::uint64_t seed = 0;
   const cache_op* ops = nullptr;  ///< the batch's operation codes, or null: every operation is `uniform`
@@ -72,54 +77,37 @@ struct op_groups {
     return static_cast<std::size_t>(layout::hash(w, seed ^ 0x9e3779b97f4a7c15ull ^ kind)) & (slots - 1);
   }
 
-  /// Joins grouped operation i to its group (keys: the batch's keys, unchanged during it).
+  /// The join pass's step for operation i of the batch (keys: the batch's keys, unchanged
+  /// during it): a grouped operation joins its group; every operation records its entry word.
   WARPKV_HD void join(const Key* keys, std::size_t i) const {
-    const auto me = static_cast<std::uint32_t>(i + 1);
-    for (std::size_t s = home(keys, i);; s = (s + 1) & (slots - 1)) {
-      std::uint32_t r = atomic_ref<std::uint32_t>(rep[s]).load(memory_order::relaxed);
-      if (r == 0) {
-        if (atomic_ref<std::uint32_t>(rep[s]).compare_exchange(r, me, memory_order::relaxed)) {
-          atomic_ref<std::uint32_t>(win[s]).fetch_max(me, memory_order::relaxed);
-          return;
-        }
-        // r now holds the operation that claimed the entry first
-      }
-      if (same_group(keys, r - 1, i)) {
-        atomic_ref<std::uint32_t>(win[s]).fetch_max(me, memory_order::relaxed);
-        atomic_ref<std::uint32_t>(other[s]).store(me, memory_order::relaxed);
-        return;
-      }
-    }
+    entry[i] = grouped(keys, i) ? static_cast<std::uint32_t>(claim(keys, i) + 1) : 0u;
   }
 
-  /// The entry of grouped operation i's group (npos: none). After the join pass.
-  WARPKV_HD std::size_t find(const Key* keys, std::size_t i) const {
-    for (std::size_t s = home(keys, i);; s = (s + 1) & (slots - 1)) {
-      const std::uint32_t r = atomic_ref<std::uint32_t>(rep[s]).load(memory_order::relaxed);
-      if (r == 0) return npos;
-      if (same_group(keys, r - 1, i)) return s;
-    }
+  /// The entry of operation i's group (npos: i is not grouped). After the join pass.
+  WARPKV_HD std::size_t find(std::size_t i) const {
+    if (slots == 0) return npos;
+    const std::uint32_t e = entry[i];
+    return e == 0 ? npos : static_cast<std::size_t>(e - 1);
   }
 
-  /// The winner of operation i's group (i itself when it is not grouped).
-  WARPKV_HD std::size_t winner(const Key* keys, std::size_t i) const {
-    if (!grouped(keys, i)) return i;
-    const std::size_t s = find(keys, i);
+  /// The winner of operation i's group (i itself when it is not grouped). After the join pass.
+  WARPKV_HD std::size_t winner(std::size_t i) const {
+    const std::size_t s = find(i);
     return s == npos ? i : static_cast<std::size_t>(atomic_ref<std::uint32_t>(win[s]).load(memory_order::relaxed)) - 1;
   }
 
-  /// True when operation i leaves the table to its group's winner.
-  WARPKV_HD bool absorbed(const Key* keys, std::size_t i) const { return winner(keys, i) != i; }
+  /// True when operation i leaves the table to its group's winner. After the join pass.
+  WARPKV_HD bool absorbed(std::size_t i) const { return winner(i) != i; }
 
   /// After the batch, for operation i (grouped): a set that won a group with other members and
   /// inserted hands `inserted` to one absorbed member (linearized first) and reports the
   /// assignment; a combined get_or_set copies its winner's result value (`values_out` null:
   /// nothing to copy; its status, `found`, was counted in the batch). The status counts of the
   /// batch do not change.
-  WARPKV_HD void fix_up(const Key* keys, std::size_t i, status* statuses, std::uint64_t* values_out,
+  WARPKV_HD void fix_up(std::size_t i, status* statuses, std::uint64_t* values_out,
                         std::size_t value_words) const {
     if (op_at(i) == cache_op::get_or_set) {
-      const std::size_t w = winner(keys, i);
+      const std::size_t w = winner(i);
       if (w == i || values_out == nullptr) return;
       for (std::size_t j = 0; j < value_words; ++j) values_out[i * value_words + j] = values_out[w * value_words + j];
       return;
@@ -127,7 +115,7 @@ struct op_groups {
     // Only the group's winner acts, and only it reads its own status: the winner writes the
     // status of an absorbed member, so a member must not read its status here (a data race
     // ThreadSanitizer found once the host lanes ran this pass in parallel).
-    const std::size_t s = find(keys, i);
+    const std::size_t s = find(i);
     const auto me = static_cast<std::uint32_t>(i + 1);
     if (s == npos || atomic_ref<std::uint32_t>(win[s]).load(memory_order::relaxed) != me) return;
     if (statuses[i] != status::inserted) return;
@@ -137,6 +125,27 @@ struct op_groups {
     if (first == 0) return;  // i is alone in its group
     statuses[i] = status::assigned;
     statuses[first - 1] = status::inserted;
+  }
+
+ private:
+  /// Joins grouped operation i to its group; returns the group's entry.
+  WARPKV_HD std::size_t claim(const Key* keys, std::size_t i) const {
+    const auto me = static_cast<std::uint32_t>(i + 1);
+    for (std::size_t s = home(keys, i);; s = (s + 1) & (slots - 1)) {
+      std::uint32_t r = atomic_ref<std::uint32_t>(rep[s]).load(memory_order::relaxed);
+      if (r == 0) {
+        if (atomic_ref<std::uint32_t>(rep[s]).compare_exchange(r, me, memory_order::relaxed)) {
+          atomic_ref<std::uint32_t>(win[s]).fetch_max(me, memory_order::relaxed);
+          return s;
+        }
+        // r now holds the operation that claimed the entry first
+      }
+      if (same_group(keys, r - 1, i)) {
+        atomic_ref<std::uint32_t>(win[s]).fetch_max(me, memory_order::relaxed);
+        atomic_ref<std::uint32_t>(other[s]).store(me, memory_order::relaxed);
+        return s;
+      }
+    }
   }
 };
 
