@@ -109,6 +109,16 @@ struct cache_write_op : cache_batch_args<Ref> {
   using Key = typename Ref::key_type;
   static constexpr int register_budget = P == cache_pass::fast ? Ref::hot_register_budget : 0;
   static constexpr bool defers = P == cache_pass::fast;  ///< leaves operations `full` for the complete pass
+  /// Operation i settled by its own lane, without the tile (cache_phase_body): an absorbed set is
+  /// `assigned`, a combined get_or_set `found`, as operator() reports them.
+  WARPKV_HD bool settle(std::size_t i, status& s) const {
+    const cache_batch_args<Ref>& a = *this;
+    const cache_op o = a.ops != nullptr ? a.ops[i] : a.uniform;
+    if ((o != cache_op::set && o != cache_op::get_or_set) || !a.groups.absorbed(i)) return false;
+    if (a.evicted_flags != nullptr) a.evicted_flags[i] = 0;
+    s = o == cache_op::set ? status::assigned : status::found;
+    return true;
+  }
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const cache_batch_args<Ref>& a = *this;
@@ -204,6 +214,15 @@ template <class Ref>
 struct cache_read_op : cache_batch_args<Ref> {
   static constexpr int register_budget = Ref::find_register_budget;
   static constexpr bool defers = false;  ///< its `full` marks the write phase's operations, not a deferral
+  /// Operation i settled by its own lane, without the tile (cache_phase_body): a combined
+  /// get_or_set is `found` (its group's winner runs; the fix-up pass copies the value).
+  WARPKV_HD bool settle(std::size_t i, status& s) const {
+    const cache_batch_args<Ref>& a = *this;
+    if ((a.ops != nullptr ? a.ops[i] : a.uniform) != cache_op::get_or_set || !a.groups.absorbed(i)) return false;
+    if (a.evicted_flags != nullptr) a.evicted_flags[i] = 0;
+    s = status::found;
+    return true;
+  }
   template <class Tile>
   WARPKV_HD status operator()(const Tile& t, std::size_t i) const {
     const cache_batch_args<Ref>& a = *this;
@@ -227,6 +246,12 @@ struct cache_read_op : cache_batch_args<Ref> {
     }
   }
 };
+
+/// Whether a phase's op settles some operations lane by lane (cache_read_op / cache_write_op::settle).
+template <class Op>
+WARPKV_HD constexpr bool settles_of() {
+  return requires(const Op& o, std::size_t i, status& s) { o.settle(i, s); };
+}
 
 /// Whether a phase's op takes its writes' locks as groups (cache_write_op::lock_groups).
 template <class Op>
@@ -274,6 +299,18 @@ struct cache_phase_body {
       if (rank == lane && statuses != nullptr) statuses[j] = s;
       for (int m = 0; m < kinds_per_lane; ++m) acc.c[m] += static_cast<unsigned>(s) == rank + static_cast<unsigned>(m * T) ? 1u : 0u;
     };
+    // Operations an op settles lane by lane (Op::settle: those of a group that leave the table to
+    // their group's winner): each lane settles its own at once, and only the rest take turns in
+    // the serve loops below, so a warp's tiles do not idle while one serves such an operation.
+    // Not with in_order (one host tile keeps the serve loop's index order).
+    if constexpr (settles_of<Op>()) {
+      if (!in_order) {
+        status own = status::full;
+        const bool settled = mine && op.settle(i, own);
+        serve_each(tile, settled, [&](unsigned lane) { record(lane, tile.shfl(own, lane)); });
+        mine = mine && !settled;
+      }
+    }
     if constexpr (lock_groups_of<Op>()) {
       // Lock groups (docs/design/cache.md, "Lock groups"): each lane one try-lock of its write's
       // bucket, all at once; the tile runs the writes it got under one fence, releases them
