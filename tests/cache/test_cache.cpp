@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -1253,6 +1254,79 @@ TEST(CacheAbsorb, OperationsOutsideGroupsIgnoreTheLastBatchsGroups) {
     cache.contains(fresh, found);
     EXPECT_EQ(std::count(found.begin(), found.end(), status::found), static_cast<std::ptrdiff_t>(n));
   }
+}
+
+// A mixed batch's status counts (execute_resident with an operation array, as YCSB runs it) are
+// the histogram of its statuses while the operations of groups settle lane by lane beside the
+// tiles' other operations: a hot head of keys under sets, adds, get_or_sets, gets, contains and
+// erases, with invalid keys among them; every status is one its operation may return and every
+// value returned is a whole value of its key.
+template <class Key>
+void mixed_batch_counts_are_its_statuses(const execution& ex) {
+  kv_cache<Key, 8> cache({.capacity = 4096, .value_bytes = 24, .absorb_sets = true, .combine_get_or_set = true}, ex);
+  const std::size_t stride = cache.value_stride(), words = stride / 8;
+  std::mt19937_64 rng(17);
+  std::uint64_t version = 1;
+  const cache_op kinds[] = {cache_op::get,      cache_op::set,   cache_op::get_or_set, cache_op::contains,
+                            cache_op::erase,    cache_op::add,   cache_op::get_or_set, cache_op::set};
+  for (int round = 0; round < 4; ++round) {
+    const std::size_t n = scaled(4000, 600);
+    std::vector<Key> keys(n);
+    std::vector<cache_op> ops(n);
+    std::vector<std::uint64_t> versions(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t id = rng() % 4 == 0 ? 1 + rng() % 500 : 1 + rng() % 6;  // six hot keys
+      // one in 64 an invalid key: u64's empty-key sentinel, or a byte key of length 0
+      if constexpr (std::is_same_v<Key, std::uint64_t>) keys[i] = rng() % 64 == 0 ? ~0ull : key_of<Key>(id);
+      else keys[i] = rng() % 64 == 0 ? Key{} : key_of<Key>(id);
+      ops[i] = kinds[rng() % 8];
+      versions[i] = version++;
+    }
+    const auto in = values_for(cache, keys, versions);
+    std::vector<std::uint64_t> in_words(n * words);
+    std::memcpy(in_words.data(), in.data(), in.size());
+    buffer<Key> d_keys = buffer<Key>::from_host(keys, ex);
+    buffer<cache_op> d_ops = buffer<cache_op>::from_host(ops, ex);
+    buffer<std::uint64_t> d_in = buffer<std::uint64_t>::from_host(in_words, ex);
+    buffer<std::uint64_t> d_out(n * words, ex);
+    buffer<status> d_st(n, ex);
+    const batch_summary sum =
+        cache.execute_resident(n, d_ops.data(), cache_op::get, d_keys.data(), d_in.data(), d_out.data(), d_st.data());
+    std::vector<status> st(n);
+    d_st.copy_to_host(st.data(), n);
+    std::vector<std::uint64_t> out(n * words);
+    d_out.copy_to_host(out.data(), out.size());
+    std::array<std::uint64_t, num_status_kinds> seen{};
+    for (std::size_t i = 0; i < n; ++i) {
+      ++seen[static_cast<int>(st[i])];
+      const bool valid = cache_key_layout<Key>::valid(keys[i]);
+      if (!valid) {
+        EXPECT_EQ(st[i], status::invalid_key) << "op " << i;
+        continue;
+      }
+      const status s = st[i];
+      switch (ops[i]) {
+        case cache_op::get:
+        case cache_op::contains: EXPECT_TRUE(s == status::found || s == status::not_found) << "op " << i; break;
+        case cache_op::set: EXPECT_TRUE(s == status::inserted || s == status::assigned) << "op " << i; break;
+        case cache_op::add:
+        case cache_op::get_or_set: EXPECT_TRUE(s == status::inserted || s == status::found) << "op " << i; break;
+        case cache_op::erase: EXPECT_TRUE(s == status::erased || s == status::not_found) << "op " << i; break;
+      }
+      const bool has_value = (ops[i] == cache_op::get && s == status::found) || ops[i] == cache_op::get_or_set;
+      if (has_value) {
+        EXPECT_NE(check_value(key_id_bits(keys[i]), &out[i * words], words), ~0ull) << "torn or foreign value, op " << i;
+      }
+    }
+    for (int k = 0; k < num_status_kinds; ++k)
+      EXPECT_EQ(sum.count[static_cast<std::size_t>(k)], seen[static_cast<std::size_t>(k)])
+          << "round " << round << ", status " << to_string(static_cast<status>(k));
+  }
+}
+TEST(CacheAbsorb, MixedBatchCountsAreItsStatusesWhileGroupsSettleLaneByLane) {
+  WARPKV_TEST_EXECUTION(ex);
+  mixed_batch_counts_are_its_statuses<std::uint64_t>(ex);
+  mixed_batch_counts_are_its_statuses<byte_key<32>>(ex);
 }
 
 // Set absorption, exactly: after a batch of sets on a few keys, each key holds its last set's
